@@ -1,0 +1,136 @@
+# ticketfair: operator and workloads. Tools are pinned and built from Go
+# modules into ./bin, because release downloads do not reach every machine.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+IMG ?= ticketfair:dev
+LOCALBIN ?= $(CURDIR)/bin
+export PATH := $(LOCALBIN):$(PATH)
+
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+KUSTOMIZE_VERSION ?= v5.8.2
+HELM_VERSION ?= v4.3.2
+STATICCHECK_VERSION ?= v0.8.2
+ENVTEST_K8S_VERSION ?= v1.37.2
+ENVTEST_ETCD_VERSION ?= v3.7.3
+
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
+HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+STATICCHECK ?= $(LOCALBIN)/staticcheck-$(STATICCHECK_VERSION)
+ENVTEST_ASSETS ?= $(LOCALBIN)/envtest
+
+GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
+TEST_PKGS ?= ./...
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate the CRD and RBAC manifests.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:generateEmbeddedObjectMeta=true webhook paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases
+	@if [ -x hack/sync-chart.sh ]; then hack/sync-chart.sh; fi
+
+.PHONY: generate
+generate: controller-gen ## Generate DeepCopy methods.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## Run go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: vet staticcheck ## Run go vet and staticcheck.
+	$(STATICCHECK) ./...
+
+.PHONY: deps
+deps: ## Install the system packages the tests and the demo need (redis-server, postgresql-15).
+	hack/install-deps.sh
+
+.PHONY: test
+test: deps envtest generate manifests lint ## Unit and integration tests against real Redis, PostgreSQL, Kafka protocol and kube-apiserver.
+	hack/check-clean.sh
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) TICKETFAIR_TEST_REQUIRE_SERVICES=1 go test $(GO_TEST_FLAGS) $(TEST_PKGS)
+
+.PHONY: envtest
+envtest: ## Build the envtest assets (etcd, kube-apiserver) into bin/envtest, once per version.
+	@if [ -x $(ENVTEST_ASSETS)/etcd ] && [ -x $(ENVTEST_ASSETS)/kube-apiserver ]; then :; else \
+		hack/build-envtest.sh $(ENVTEST_ASSETS) $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION); fi
+
+##@ Build
+
+.PHONY: build
+build: generate ## Build the operator and the workloads binary into bin/.
+	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/manager .
+	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
+
+.PHONY: run
+run: manifests generate ## Run the operator against the current kubeconfig.
+	go run . --workload-image=$(IMG)
+
+.PHONY: docker-build
+docker-build: ## Build the image (needs a Docker engine).
+	docker build -t $(IMG) .
+
+.PHONY: helm-lint
+helm-lint: helm ## Lint the Helm chart.
+	$(HELM) lint charts/ticketfair
+
+##@ Deployment
+
+.PHONY: install
+install: manifests kustomize ## Install the CRDs into the current cluster.
+	$(KUSTOMIZE) build config/crd | kubectl apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests kustomize ## Remove the CRDs from the current cluster.
+	$(KUSTOMIZE) build config/crd | kubectl delete --ignore-not-found -f -
+
+.PHONY: deploy
+deploy: manifests kustomize ## Deploy the operator to the current cluster.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default | kubectl apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: kustomize ## Remove the operator from the current cluster.
+	$(KUSTOMIZE) build config/default | kubectl delete --ignore-not-found -f -
+
+##@ Tools
+
+.PHONY: controller-gen kustomize helm staticcheck tools
+tools: controller-gen kustomize helm staticcheck ## Build every pinned tool.
+controller-gen: $(CONTROLLER_GEN)
+kustomize: $(KUSTOMIZE)
+helm: $(HELM)
+staticcheck: $(STATICCHECK)
+
+$(CONTROLLER_GEN): ; $(call go-install-tool,$@,sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+$(KUSTOMIZE): ; $(call go-install-tool,$@,sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
+$(HELM): ; $(call go-install-tool,$@,helm.sh/helm/v4/cmd/helm,$(HELM_VERSION))
+$(STATICCHECK): ; $(call go-install-tool,$@,honnef.co/go/tools/cmd/staticcheck,$(STATICCHECK_VERSION))
+
+# go-install-tool installs package $2 at version $3 as $1, caching the binary
+# outside the clone so a fresh clone on the same machine reuses it.
+TOOL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ticketfair/tools
+define go-install-tool
+@set -e; mkdir -p $(LOCALBIN) $(TOOL_CACHE); \
+cached=$(TOOL_CACHE)/$$(basename $(1)); \
+if [ ! -x "$$cached" ]; then \
+  echo ">> installing $(2)@$(3)"; \
+  tmp=$$(mktemp -d); GOBIN=$$tmp GOFLAGS= go install $(2)@$(3); mv $$tmp/* "$$cached"; rm -rf $$tmp; \
+fi; \
+ln -sf "$$cached" $(1); ln -sf $$(basename $(1)) $(LOCALBIN)/$$(basename $(1) | sed 's/-v[0-9].*//')
+endef

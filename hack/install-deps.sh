@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the system packages the tests and the local sale need, only when
+# they are missing: redis-server and the PostgreSQL 15 server (Debian).
+set -euo pipefail
+
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+[ -x /usr/lib/postgresql/15/bin/postgres ] || missing+=(postgresql-15)
+command -v psql >/dev/null 2>&1 || missing+=(postgresql-client-15)
+# the gate at which tests run as root needs the postgres user too
+id postgres >/dev/null 2>&1 || missing+=(postgresql-15)
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo ">> installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Debian starts the packaged services; the tests start their own servers.
+for svc in redis-server postgresql; do
+  $sudo systemctl disable --now "$svc" >/dev/null 2>&1 || $sudo service "$svc" stop >/dev/null 2>&1 || true
+done

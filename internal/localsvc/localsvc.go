@@ -1,0 +1,237 @@
+// Package localsvc starts throwaway Redis, PostgreSQL and Kafka-protocol
+// servers on free loopback ports, for tests and for the local sale. Each
+// server lives in its own temporary directory and dies with the process that
+// started it.
+package localsvc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ErrMissing reports that a server binary is not installed.
+var ErrMissing = errors.New("server binary not installed")
+
+// Server is a running child process.
+type Server struct {
+	Name string
+	Addr string // host:port
+	URL  string // connection URL for clients
+	Dir  string // temporary directory, removed by Stop unless Keep is set
+
+	Keep bool
+
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// Stop terminates the server and removes its directory.
+func (s *Server) Stop() error {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return nil
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+	if !s.Keep && s.Dir != "" {
+		return os.RemoveAll(s.Dir)
+	}
+	return nil
+}
+
+// FreePort asks the kernel for a free loopback TCP port.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func start(name string, cmd *exec.Cmd, logPath string) (*Server, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	// The server dies with us, even when a test binary is killed.
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr.Setpgid = true
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	s := &Server{Name: name, cmd: cmd, done: make(chan error, 1)}
+	go func() { s.done <- cmd.Wait(); logf.Close() }()
+	return s, nil
+}
+
+// waitTCP waits until addr accepts connections or the server exits.
+func (s *Server) waitTCP(ctx context.Context, logPath string) error {
+	for {
+		c, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case err := <-s.done:
+			s.done <- err
+			out, _ := os.ReadFile(logPath)
+			return fmt.Errorf("%s exited before it was ready: %v\n%s", s.Name, err, out)
+		case <-ctx.Done():
+			out, _ := os.ReadFile(logPath)
+			return fmt.Errorf("%s not ready: %w\n%s", s.Name, ctx.Err(), out)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// StartRedis starts redis-server without persistence.
+func StartRedis(ctx context.Context) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redis-server: %w (apt-get install -y redis-server)", ErrMissing)
+	}
+	dir, err := os.MkdirTemp("", "ticketfair-redis-")
+	if err != nil {
+		return nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir, "--databases", "4096",
+		"--maxclients", "20000", "--protected-mode", "yes")
+	logPath := filepath.Join(dir, "redis.log")
+	s, err := start("redis", cmd, logPath)
+	if err != nil {
+		return nil, err
+	}
+	s.Dir = dir
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	s.URL = "redis://" + s.Addr + "/0"
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := s.waitTCP(wctx, logPath); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// PostgresBinDir finds the PostgreSQL 15 server binaries.
+func PostgresBinDir() (string, error) {
+	for _, d := range []string{os.Getenv("TICKETFAIR_PG_BINDIR"), "/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin"} {
+		if d == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(d, "postgres")); err == nil {
+			return d, nil
+		}
+	}
+	if p, err := exec.LookPath("postgres"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	return "", fmt.Errorf("postgres: %w (apt-get install -y postgresql-15)", ErrMissing)
+}
+
+// StartPostgres initialises a cluster in a temporary directory and starts
+// postgres on a free port, trusting local connections. As root it runs the
+// server as the postgres user, because initdb refuses to run as root.
+func StartPostgres(ctx context.Context) (*Server, error) {
+	bindir, err := PostgresBinDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "ticketfair-pg-")
+	if err != nil {
+		return nil, err
+	}
+	cred, err := postgresCredential(dir)
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	initdb := exec.CommandContext(ctx, filepath.Join(bindir, "initdb"), "-D", data, "-U", "postgres",
+		"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(filepath.Join(bindir, "postgres"), "-D", data, "-p", strconv.Itoa(port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir,
+		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "max_connections=400", "-c", "shared_buffers=256MB")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	logPath := filepath.Join(dir, "postgres.log")
+	s, err := start("postgres", cmd, logPath)
+	if err != nil {
+		return nil, err
+	}
+	s.Dir = dir
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	s.URL = fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", s.Addr)
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := s.waitTCP(wctx, logPath); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	// The port opens before recovery ends ("the database system is starting up").
+	for {
+		conn, err := pgx.Connect(wctx, s.URL)
+		if err == nil {
+			conn.Close(wctx)
+			return s, nil
+		}
+		select {
+		case <-wctx.Done():
+			_ = s.Stop()
+			return nil, fmt.Errorf("postgres not ready: %w", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// postgresCredential returns the identity to run PostgreSQL as, and hands
+// dir to it. Nil means the current user.
+func postgresCredential(dir string) (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("running as root needs the postgres user (apt-get install -y postgresql-15): %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(dir, uid, gid); err != nil {
+		return nil, err
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}

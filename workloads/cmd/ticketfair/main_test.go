@@ -1,0 +1,15 @@
+package main
+
+import "testing"
+
+func TestUnknownCommandFails(t *testing.T) {
+	if code := run([]string{"no-such-command"}); code != 2 {
+		t.Fatalf("exit code %d, want 2", code)
+	}
+	if code := run(nil); code != 2 {
+		t.Fatalf("no command: exit code %d, want 2", code)
+	}
+	if code := run([]string{"help"}); code != 0 {
+		t.Fatalf("help: exit code %d, want 0", code)
+	}
+}

@@ -1,0 +1,53 @@
+// Package events defines the messages the booking service writes to its
+// outbox and the relay publishes to Kafka. Consumers deduplicate on the
+// outbox id carried in the HeaderOutboxID header.
+package events
+
+import "time"
+
+// Topics and event types.
+const (
+	TopicTicketIssued    = "ticket-issued"
+	TopicRefundRequested = "refund-requested"
+
+	TypeTicketIssued    = "ticket-issued"
+	TypeRefundRequested = "refund-requested"
+
+	// HeaderOutboxID carries the outbox row id (decimal) of a message.
+	HeaderOutboxID = "outbox-id"
+	// HeaderEventType carries the event type.
+	HeaderEventType = "event-type"
+)
+
+// Seat is one seat of an order.
+type Seat struct {
+	SeatID  string `json:"seatId"`
+	Section string `json:"section"`
+	Price   string `json:"price"` // decimal string, e.g. "89.50"
+}
+
+// TicketIssued says an order was paid: one ticket is due per seat. The
+// message key is the order id.
+type TicketIssued struct {
+	OrderID    string    `json:"orderId"`
+	EventID    int64     `json:"eventId"`
+	CustomerID string    `json:"customerId"`
+	PaymentID  string    `json:"paymentId"`
+	Amount     string    `json:"amount"`
+	Currency   string    `json:"currency"`
+	Seats      []Seat    `json:"seats"`
+	PaidAt     time.Time `json:"paidAt"`
+}
+
+// RefundRequested says a payment arrived for an order that cannot be
+// fulfilled (hold expired and seat taken, or amount mismatch).
+type RefundRequested struct {
+	OrderID    string    `json:"orderId"`
+	EventID    int64     `json:"eventId"`
+	CustomerID string    `json:"customerId"`
+	PaymentID  string    `json:"paymentId"`
+	Amount     string    `json:"amount"`
+	Currency   string    `json:"currency"`
+	Reason     string    `json:"reason"`
+	At         time.Time `json:"at"`
+}

@@ -1,0 +1,178 @@
+// Package httpapi holds what every ticketfair HTTP service shares: JSON
+// bodies with a size limit, one error type mapped to an HTTP status in one
+// place, and a server with graceful shutdown.
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// MaxBodyBytes is the largest request body the services accept.
+const MaxBodyBytes = 64 << 10
+
+// Error is an error with an HTTP status, a stable machine code and a message
+// meant for people. Extra is merged into the error body (e.g. unavailable seats).
+type Error struct {
+	Status     int
+	Code       string
+	Message    string
+	RetryAfter time.Duration
+	Extra      map[string]any
+	Err        error // the cause, logged but not shown
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Code + ": " + e.Message + ": " + e.Err.Error()
+	}
+	return e.Code + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds an *Error.
+func Errorf(status int, code, format string, args ...any) *Error {
+	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Common errors.
+var (
+	ErrNotFound   = &Error{Status: http.StatusNotFound, Code: "not_found", Message: "not found"}
+	ErrBadJSON    = &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: "request body is not valid JSON"}
+	ErrTooLarge   = &Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body exceeds %d bytes", MaxBodyBytes)}
+	ErrUnauthoriz = &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "a valid token is required"}
+)
+
+// Unavailable wraps a dependency failure as 503 with Retry-After.
+func Unavailable(what string, err error) *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable",
+		Message: what + " is unavailable, try again shortly", RetryAfter: 2 * time.Second, Err: err}
+}
+
+// WriteError writes err as {"error": {"code": ..., "message": ...}}. Errors
+// that are not *Error become 500 (or 503 for deadlines), with the cause logged
+// and not shown.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+			e = Unavailable("a dependency", err)
+		default:
+			e = &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error", Err: err}
+		}
+	}
+	if e.Status >= 500 {
+		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", e.Status, "err", err)
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+	}
+	body := map[string]any{"code": e.Code, "message": e.Message}
+	for k, v := range e.Extra {
+		body[k] = v
+	}
+	WriteJSON(w, e.Status, map[string]any{"error": body})
+}
+
+// WriteJSON writes v as JSON with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// DecodeJSON reads one JSON value of at most MaxBodyBytes into dst,
+// rejecting unknown fields and trailing data.
+func DecodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
+	body, err := ReadBody(w, r)
+	if err != nil {
+		return err
+	}
+	return UnmarshalStrict(body, dst)
+}
+
+// ReadBody reads the raw body, at most MaxBodyBytes.
+func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, ErrTooLarge
+		}
+		return nil, &Error{Status: http.StatusBadRequest, Code: "bad_body", Message: "could not read request body", Err: err}
+	}
+	return body, nil
+}
+
+// UnmarshalStrict decodes body into dst, rejecting unknown fields and trailing data.
+func UnmarshalStrict(body []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: "request body is not valid JSON: " + err.Error(), Err: err}
+	}
+	if dec.More() {
+		return &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: "request body has data after the JSON value"}
+	}
+	return nil
+}
+
+// HandlerFunc is an http handler that returns its error for WriteError.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+func (f HandlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := f(w, r); err != nil {
+		WriteError(w, r, err)
+	}
+}
+
+// NotFoundHandler answers unknown paths with the JSON error body.
+func NotFoundHandler() http.Handler {
+	return HandlerFunc(func(w http.ResponseWriter, r *http.Request) error { return ErrNotFound })
+}
+
+// Serve runs handler on addr until ctx is cancelled, then shuts down
+// gracefully, giving in-flight requests up to grace to finish. ready, when
+// not nil, receives the bound address once listening.
+func Serve(ctx context.Context, addr string, handler http.Handler, grace time.Duration, ready func(net.Addr)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+// Package zone is the contract between the queue and the booking service
+// about the seat-selection zone in Redis: which sessions are active, how a
+// session is released, and how much inventory remains. The queue service
+// owns these keys; the booking service only checks and releases sessions
+// and publishes the remaining inventory.
+//
+// All keys of one event share the hash tag {eventId}, so the queue's Lua
+// scripts touch a single Redis Cluster slot.
+package zone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Prefix returns the key prefix of an event: "tf:{42}:".
+func Prefix(eventID int64) string { return "tf:{" + strconv.FormatInt(eventID, 10) + "}:" }
+
+// ActiveKey is a sorted set of active session ids scored by their expiry
+// (Unix milliseconds). A session is active while its score is in the future.
+func ActiveKey(eventID int64) string { return Prefix(eventID) + "active" }
+
+// RemainingKey holds the number of seats still AVAILABLE or HELD, written by
+// the booking service; 0 means sold out.
+func RemainingKey(eventID int64) string { return Prefix(eventID) + "remaining" }
+
+// ErrUnavailable wraps Redis failures.
+var ErrUnavailable = errors.New("redis unavailable")
+
+// SessionActive reports whether session sid of the event is still active.
+func SessionActive(ctx context.Context, rdb redis.UniversalClient, eventID int64, sid string) (bool, error) {
+	score, err := rdb.ZScore(ctx, ActiveKey(eventID), sid).Result()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%w: check session: %v", ErrUnavailable, err)
+	}
+	return int64(score) > time.Now().UnixMilli(), nil
+}
+
+// ReleaseSession frees the slot of session sid at once (after a purchase,
+// or when the customer leaves). Releasing twice is harmless.
+func ReleaseSession(ctx context.Context, rdb redis.UniversalClient, eventID int64, sid string) error {
+	if err := rdb.ZRem(ctx, ActiveKey(eventID), sid).Err(); err != nil {
+		return fmt.Errorf("%w: release session: %v", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// PublishRemaining records the seats still AVAILABLE or HELD.
+func PublishRemaining(ctx context.Context, rdb redis.UniversalClient, eventID int64, remaining int64) error {
+	if err := rdb.Set(ctx, RemainingKey(eventID), remaining, 0).Err(); err != nil {
+		return fmt.Errorf("%w: publish remaining: %v", ErrUnavailable, err)
+	}
+	return nil
+}
