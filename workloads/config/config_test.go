@@ -53,7 +53,7 @@ func TestLoadRejectsBadValue(t *testing.T) {
 }
 
 type outer struct {
-	Name string `env:"TICKETFAIR_T_NAME" default:"n"`
+	Name  string `env:"TICKETFAIR_T_NAME" default:"n"`
 	Kafka struct {
 		Brokers []string `env:"TICKETFAIR_T_BROKERS" default:"a:1,b:2"`
 	}

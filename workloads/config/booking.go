@@ -1,0 +1,22 @@
+package config
+
+import "time"
+
+// Booking configures `ticketfair booking` and `ticketfair migrate`.
+type Booking struct {
+	Server
+	Event
+	Postgres
+	Redis
+	Identity
+	AccessTokens
+
+	AccessTokenJWKSURL  string        `env:"TICKETFAIR_ACCESS_TOKEN_JWKS_URL" flag:"access-token-jwks-url" usage:"JWKS URL of the queue service (instead of TICKETFAIR_ACCESS_TOKEN_KEYS)"`
+	HoldTTL             time.Duration `env:"TICKETFAIR_HOLD_TTL" flag:"hold-ttl" default:"5m" usage:"how long held seats stay reserved"`
+	MaxSeatsPerCustomer int           `env:"TICKETFAIR_MAX_SEATS_PER_CUSTOMER" flag:"max-seats-per-customer" default:"4" usage:"seats one customer may hold or buy"`
+	WebhookSecrets      string        `env:"TICKETFAIR_WEBHOOK_SECRETS" flag:"webhook-secrets" secret:"true" usage:"comma-separated payment webhook secrets (several during rotation)"`
+	WebhookTolerance    time.Duration `env:"TICKETFAIR_WEBHOOK_TOLERANCE" flag:"webhook-tolerance" default:"5m" usage:"accepted age of a webhook timestamp"`
+	ServiceToken        string        `env:"TICKETFAIR_SERVICE_TOKEN" flag:"service-token" secret:"true" usage:"bearer token of internal callers of /orders/{id}/confirm"`
+	SweepInterval       time.Duration `env:"TICKETFAIR_SWEEP_INTERVAL" flag:"sweep-interval" default:"2s" usage:"how often expired holds return to stock"`
+	Seating             string        `env:"TICKETFAIR_SEATING" flag:"seating" usage:"seating to seed: name:price:rows:seatsPerRow;... (migrate)"`
+}

@@ -1,0 +1,41 @@
+package config
+
+import "time"
+
+// Queue configures `ticketfair queue`: the waiting room and its admitter.
+// The admission fields are live: the admitter also follows the TicketEvent.
+type Queue struct {
+	Server
+	Event
+	Redis
+	Identity
+	AccessTokens
+	Admission
+
+	SalesOpenAt time.Time `env:"-"` // set from SalesOpenAtRFC3339
+	SalesOpenAt string    `env:"TICKETFAIR_SALES_OPEN_AT" flag:"sales-open-at" usage:"RFC 3339 time when sales open; joins before it form the pre-queue"`
+
+	// Admitter and leader election.
+	Admitter        bool          `env:"TICKETFAIR_ADMITTER" flag:"admitter" default:"true" usage:"run the admitter in this process"`
+	LeaderElection  bool          `env:"TICKETFAIR_LEADER_ELECTION" flag:"leader-election" default:"true" usage:"elect the admitter through a Kubernetes Lease; false runs a single admitter without election"`
+	LeaseName       string        `env:"TICKETFAIR_LEASE_NAME" flag:"lease-name" usage:"name of the admitter's Lease (default ticketfair-admitter-<eventId>)"`
+	Namespace       string        `env:"TICKETFAIR_NAMESPACE" flag:"namespace" usage:"namespace of the Lease and the TicketEvent (in a pod: from the downward API)"`
+	PodName         string        `env:"TICKETFAIR_POD_NAME" flag:"pod-name" usage:"identity in leader election (in a pod: from the downward API)"`
+	TicketEventName string        `env:"TICKETFAIR_TICKETEVENT_NAME" flag:"ticketevent-name" usage:"TicketEvent whose spec.admission is followed live (empty: configuration from env only)"`
+	LeaseDuration   time.Duration `env:"TICKETFAIR_LEASE_DURATION" flag:"lease-duration" default:"15s" usage:"leader election lease duration"`
+	RenewDeadline   time.Duration `env:"TICKETFAIR_RENEW_DEADLINE" flag:"renew-deadline" default:"10s" usage:"leader election renew deadline"`
+	RetryPeriod     time.Duration `env:"TICKETFAIR_RETRY_PERIOD" flag:"retry-period" default:"2s" usage:"leader election retry period"`
+	Kubeconfig      string        `env:"TICKETFAIR_KUBECONFIG" flag:"kubeconfig" usage:"kubeconfig outside a cluster (in a pod: in-cluster config)"`
+}
+
+// Admission is the live part of the queue's configuration. The operator
+// renders it from TicketEvent.spec.admission.
+type Admission struct {
+	MaxActive     int           `env:"TICKETFAIR_MAX_ACTIVE" flag:"max-active" default:"5000" usage:"most people in seat selection at once"`
+	RatePerSecond int           `env:"TICKETFAIR_ADMIT_RATE" flag:"admit-rate" default:"500" usage:"most admissions per second"`
+	TickInterval  time.Duration `env:"TICKETFAIR_TICK_INTERVAL" flag:"tick-interval" default:"1s" usage:"admitter tick"`
+	TokenTTL      time.Duration `env:"TICKETFAIR_TOKEN_TTL" flag:"token-ttl" default:"10m" usage:"lifetime of an access token and its session"`
+	ClaimTimeout  time.Duration `env:"TICKETFAIR_CLAIM_TIMEOUT" flag:"claim-timeout" default:"60s" usage:"time an admitted person has to pick up the token"`
+	PreQueue      string        `env:"TICKETFAIR_PRE_QUEUE" flag:"pre-queue" default:"shuffle" usage:"order of the pre-queue at opening: shuffle or fifo"`
+	Paused        bool          `env:"TICKETFAIR_PAUSED" flag:"paused" usage:"stop admitting (joins still accepted)"`
+}

@@ -1,0 +1,49 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/ticketfair/ticketfair/workloads/config"
+)
+
+func TestHS256(t *testing.T) {
+	cfg := config.Identity{IdentityHMACSecret: "s3cret", IdentityIssuer: "idp", IdentityAudience: "ticketfair"}
+	v, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _ := SignHS256("s3cret", "idp", "ticketfair", "alice", time.Minute)
+	r := httptest.NewRequest("POST", "/", nil)
+	r.Header.Set("Authorization", "Bearer "+good)
+	if sub, err := v.Customer(r); err != nil || sub != "alice" {
+		t.Fatalf("good token: %q %v", sub, err)
+	}
+	wrongSecret, _ := SignHS256("other", "idp", "ticketfair", "alice", time.Minute)
+	wrongAud, _ := SignHS256("s3cret", "idp", "someone-else", "alice", time.Minute)
+	wrongIss, _ := SignHS256("s3cret", "evil", "ticketfair", "alice", time.Minute)
+	expired, _ := SignHS256("s3cret", "idp", "ticketfair", "alice", -time.Hour)
+	noSub, _ := SignHS256("s3cret", "idp", "ticketfair", "", time.Minute)
+	for name, h := range map[string]string{
+		"missing": "", "not bearer": "Basic abc", "malformed": "Bearer x.y.z",
+		"wrong secret": "Bearer " + wrongSecret, "wrong audience": "Bearer " + wrongAud,
+		"wrong issuer": "Bearer " + wrongIss, "expired": "Bearer " + expired, "no subject": "Bearer " + noSub,
+	} {
+		r := httptest.NewRequest("POST", "/", nil)
+		if h != "" {
+			r.Header.Set("Authorization", h)
+		}
+		if _, err := v.Customer(r); !errors.Is(err, ErrUnauthenticated) {
+			t.Errorf("%s: got %v, want ErrUnauthenticated", name, err)
+		}
+	}
+}
+
+func TestNewNeedsAKey(t *testing.T) {
+	if _, err := New(context.Background(), config.Identity{IdentityIssuer: "i", IdentityAudience: "a"}); err == nil {
+		t.Fatal("no key accepted")
+	}
+}
