@@ -12,8 +12,7 @@ type Queue struct {
 	AccessTokens
 	Admission
 
-	SalesOpenAt time.Time `env:"-"` // set from SalesOpenAtRFC3339
-	SalesOpenAt string    `env:"TICKETFAIR_SALES_OPEN_AT" flag:"sales-open-at" usage:"RFC 3339 time when sales open; joins before it form the pre-queue"`
+	SalesOpenAt string `env:"TICKETFAIR_SALES_OPEN_AT" flag:"sales-open-at" usage:"RFC 3339 time when sales open; joins before it form the pre-queue"`
 
 	// Admitter and leader election.
 	Admitter        bool          `env:"TICKETFAIR_ADMITTER" flag:"admitter" default:"true" usage:"run the admitter in this process"`
