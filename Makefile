@@ -70,6 +70,14 @@ envtest: ## Build the envtest assets (etcd, kube-apiserver) into bin/envtest, on
 	@if [ -x $(ENVTEST_ASSETS)/etcd ] && [ -x $(ENVTEST_ASSETS)/kube-apiserver ]; then :; else \
 		hack/build-envtest.sh $(ENVTEST_ASSETS) $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION); fi
 
+##@ Local sale
+
+DEMO_ARGS ?=
+.PHONY: demo
+demo: deps ## Run a local sale end to end on this machine (pass flags with DEMO_ARGS="--customers 2000000 ...").
+	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
+	$(LOCALBIN)/ticketfair demo $(DEMO_ARGS)
+
 ##@ Build
 
 .PHONY: build

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"strings"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/demo"
+)
+
+func init() {
+	register("demo", "run a local sale end to end with a simulated crowd and audit it", runDemo)
+}
+
+func runDemo(ctx context.Context, args []string) error {
+	o := demo.DefaultOptions()
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.IntVar(&o.Customers, "customers", o.Customers, "simulated customers")
+	fs.IntVar(&o.Seats, "seats", o.Seats, "seats on sale (split into four priced sections)")
+	fs.IntVar(&o.MaxActive, "max-active", o.MaxActive, "most people in seat selection at once")
+	fs.IntVar(&o.AdmitRate, "admit-rate", o.AdmitRate, "admissions per second")
+	fs.DurationVar(&o.OpensIn, "opens-in", o.OpensIn, "sales open this long after start; earlier joins form the shuffled pre-queue")
+	fs.DurationVar(&o.HoldTTL, "hold-ttl", o.HoldTTL, "seat hold lifetime")
+	fs.StringVar(&o.Profile, "profile", "", "crowd overrides, e.g. abandon=0.05,webhooktwice=0.2 (see ticketfair loadtest -h)")
+	fs.StringVar(&o.ReportJSON, "report-json", "", "also write the report as JSON to this file")
+	fs.BoolVar(&o.Keep, "keep", false, "keep logs and server data for inspection")
+	fs.StringVar(&o.RedisURL, "redis-url", "", "use this Redis instead of starting one")
+	fs.StringVar(&o.DatabaseURL, "database-url", "", "use this PostgreSQL database instead of starting a server")
+	brokers := fs.String("kafka-brokers", "", "use these Kafka brokers instead of the embedded one")
+	fs.DurationVar(&o.Deadline, "deadline", o.Deadline, "give up after this long")
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "random seed of the crowd")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *brokers != "" {
+		o.KafkaBrokers = strings.Split(*brokers, ",")
+	}
+	_, err := demo.Run(ctx, o)
+	return err
+}

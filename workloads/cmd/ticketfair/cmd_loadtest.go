@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
+)
+
+func init() {
+	register("loadtest", "drive a simulated crowd against any ticketfair deployment", runLoadtest)
+}
+
+func runLoadtest(ctx context.Context, args []string) error {
+	var cfg loadtest.Config
+	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
+	fs.StringVar(&cfg.QueueURL, "queue-url", "http://127.0.0.1:8080", "base URL of the queue service")
+	fs.StringVar(&cfg.BookingURL, "booking-url", "http://127.0.0.1:8081", "base URL of the booking service")
+	fs.StringVar(&cfg.TicketsURL, "tickets-url", "http://127.0.0.1:8083", "base URL of the tickets service")
+	fs.Int64Var(&cfg.EventID, "event-id", 1, "event id")
+	fs.StringVar(&cfg.IdentityIssuer, "identity-issuer", "ticketfair-identity", "iss of the identity tokens the crowd presents")
+	fs.StringVar(&cfg.IdentityAudience, "identity-audience", "ticketfair", "aud of the identity tokens")
+	fs.StringVar(&cfg.Currency, "currency", "EUR", "currency of payments")
+	openAt := fs.String("sales-open-at", "", "RFC 3339 opening time: customers before it join the pre-queue (default: now)")
+	profile := fs.String("profile", "", "crowd overrides: customers=N,prequeue=F,joinwindow=D,abandon=F,noclaim=F,holdexpire=F,webhooktwice=F,webhooklate=F,payfail=F,maxseats=N,concurrency=N,seatretries=N,minpoll=D,thinktime=D,ticketpollfor=D")
+	customers := fs.Int("customers", 1000, "simulated customers")
+	reportJSON := fs.String("report-json", "", "write the result as JSON to this file")
+	fs.DurationVar(&cfg.Deadline, "deadline", 30*time.Minute, "give up after this long")
+	fs.Uint64Var(&cfg.Seed, "seed", uint64(time.Now().UnixNano()), "random seed")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: ticketfair loadtest [flags]\n\nSecrets come from the environment: TICKETFAIR_LOADTEST_IDENTITY_SECRET (HS256 secret of identity tokens)\nand TICKETFAIR_LOADTEST_WEBHOOK_SECRET (payment webhook signing secret).\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg.IdentitySecret = os.Getenv("TICKETFAIR_LOADTEST_IDENTITY_SECRET")
+	cfg.WebhookSecret = os.Getenv("TICKETFAIR_LOADTEST_WEBHOOK_SECRET")
+	if cfg.IdentitySecret == "" || cfg.WebhookSecret == "" {
+		return errors.New("set TICKETFAIR_LOADTEST_IDENTITY_SECRET and TICKETFAIR_LOADTEST_WEBHOOK_SECRET")
+	}
+	if *openAt != "" {
+		t, err := time.Parse(time.RFC3339, *openAt)
+		if err != nil {
+			return fmt.Errorf("-sales-open-at: %w", err)
+		}
+		cfg.SalesOpenAt = t
+	}
+	p := loadtest.DefaultProfile()
+	p.Customers = *customers
+	p, err := loadtest.ParseProfile(p, *profile)
+	if err != nil {
+		return err
+	}
+	cfg.Profile = p
+	cfg.Progress = func(pr loadtest.Progress) {
+		fmt.Fprintf(os.Stderr, "\r%6.1fs waiting %7d active %5d held %5d paid seats %6d %7.0f req/s  ", pr.Elapsed.Seconds(), pr.Waiting, pr.Active, pr.Held, pr.Sold, pr.ReqPerSec)
+	}
+	res, runErr := loadtest.Run(ctx, cfg)
+	fmt.Fprintln(os.Stderr)
+	if res == nil {
+		return runErr
+	}
+	out, _ := json.MarshalIndent(res, "", "  ")
+	if *reportJSON != "" {
+		if err := os.WriteFile(*reportJSON, out, 0o644); err != nil {
+			return err
+		}
+	} else {
+		fmt.Println(string(out))
+	}
+	return runErr
+}

@@ -1,0 +1,153 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
+)
+
+// redisCommandStats sums INFO commandstats: calls per command.
+func redisCommandStats(ctx context.Context, url string) (map[string]int64, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	c := redis.NewClient(opt)
+	defer c.Close()
+	info, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, err
+	}
+	return parseCommandStats(info), nil
+}
+
+// parseCommandStats reads "cmdstat_get:calls=10,usec=..." lines.
+func parseCommandStats(info string) map[string]int64 {
+	out := map[string]int64{}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				out[strings.TrimPrefix(name, "cmdstat_")] = n
+			}
+		}
+	}
+	return out
+}
+
+// ledger is what PostgreSQL says happened: the source of truth.
+type ledger struct {
+	SeatsSold, OrdersPaid, OrdersExpired, OrdersRefund, OrdersPending, TicketsIssued int64
+	SeatsInTwoPaidOrders, SoldWithoutPaidOrder, PaidSeatsNotSold, DuplicateTickets   int64
+}
+
+func queryLedger(ctx context.Context, conn *pgx.Conn, eventID int64) (ledger, error) {
+	var l ledger
+	queries := []struct {
+		dst *int64
+		sql string
+	}{
+		{&l.SeatsSold, `SELECT count(*) FROM seat WHERE event_id=$1 AND status='SOLD'`},
+		{&l.OrdersPaid, `SELECT count(*) FROM ticket_order WHERE event_id=$1 AND status='PAID'`},
+		{&l.OrdersExpired, `SELECT count(*) FROM ticket_order WHERE event_id=$1 AND status='EXPIRED'`},
+		{&l.OrdersRefund, `SELECT count(*) FROM ticket_order WHERE event_id=$1 AND status='REFUND_REQUIRED'`},
+		{&l.OrdersPending, `SELECT count(*) FROM ticket_order WHERE event_id=$1 AND status='PENDING'`},
+		{&l.TicketsIssued, `SELECT count(*) FROM ticket WHERE event_id=$1`},
+		// A seat in two PAID orders.
+		{&l.SeatsInTwoPaidOrders, `SELECT count(*) FROM (
+			SELECT os.seat_id FROM order_seat os JOIN ticket_order o ON o.id = os.order_id
+			WHERE o.event_id=$1 AND o.status='PAID' GROUP BY os.seat_id HAVING count(*) > 1) d`},
+		// A SOLD seat without a PAID order.
+		{&l.SoldWithoutPaidOrder, `SELECT count(*) FROM seat s WHERE s.event_id=$1 AND s.status='SOLD' AND NOT EXISTS (
+			SELECT 1 FROM order_seat os JOIN ticket_order o ON o.id = os.order_id
+			WHERE o.event_id=s.event_id AND os.seat_id=s.seat_id AND o.status='PAID')`},
+		// A PAID order whose seat is not SOLD.
+		{&l.PaidSeatsNotSold, `SELECT count(*) FROM order_seat os JOIN ticket_order o ON o.id = os.order_id
+			JOIN seat s ON s.event_id=o.event_id AND s.seat_id=os.seat_id
+			WHERE o.event_id=$1 AND o.status='PAID' AND s.status <> 'SOLD'`},
+		{&l.DuplicateTickets, `SELECT count(*) FROM (SELECT seat_id FROM ticket WHERE event_id=$1 GROUP BY seat_id HAVING count(*) > 1) d`},
+	}
+	for _, q := range queries {
+		if err := conn.QueryRow(ctx, q.sql, eventID).Scan(q.dst); err != nil {
+			return l, fmt.Errorf("audit query %q: %w", strings.Fields(q.sql)[0:4], err)
+		}
+	}
+	return l, nil
+}
+
+// audit waits until every paid seat has its ticket (or ctx ends), then
+// checks the ledger, the admission log and the figures of the run.
+func (s *sale) audit(ctx context.Context, res *loadtest.Result, before, after map[string]int64) (*Report, error) {
+	conn, err := pgx.Connect(ctx, s.db)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var l ledger
+	for {
+		if l, err = queryLedger(ctx, conn, s.o.EventID); err != nil {
+			return nil, err
+		}
+		if l.TicketsIssued >= l.SeatsSold && l.OrdersPending == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			goto done
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+done:
+	rep := &Report{
+		EventID: s.o.EventID, Customers: s.o.Customers, Seats: s.seats, MaxActive: s.o.MaxActive,
+		SeatsSold: l.SeatsSold, OrdersPaid: l.OrdersPaid, OrdersExpired: l.OrdersExpired,
+		OrdersRefundRequired: l.OrdersRefund, OrdersPending: l.OrdersPending, TicketsIssued: l.TicketsIssued,
+		DoubleSold:      DoubleSold{SeatsInTwoPaidOrders: l.SeatsInTwoPaidOrders, SoldWithoutPaidOrder: l.SoldWithoutPaidOrder, PaidSeatsNotSold: l.PaidSeatsNotSold, DuplicateTickets: l.DuplicateTickets},
+		Crowd:           res.Counts,
+		Endpoints:       res.Endpoints,
+		DurationSeconds: res.Duration.Seconds(),
+		PeakMemoryBytes: map[string]int64{},
+	}
+	if res.SoldOutAt > 0 {
+		rep.TimeToSellOutSeconds = res.SoldOutAt.Seconds()
+	}
+	for n, p := range s.procs {
+		rep.PeakMemoryBytes[n] = p.peakRSS()
+	}
+	if err := s.auditFairness(ctx, rep); err != nil {
+		rep.Problems = append(rep.Problems, "fairness audit: "+err.Error())
+	}
+	rep.redisFigures(before, after)
+	rep.check()
+	return rep, nil
+}
+
+func (s *sale) auditFairness(ctx context.Context, rep *Report) error {
+	opt, err := redis.ParseURL(s.redis)
+	if err != nil {
+		return err
+	}
+	c := redis.NewClient(opt)
+	defer c.Close()
+	entries, err := c.LRange(ctx, fmt.Sprintf("tf:{%d}:admitlog", s.o.EventID), 0, -1).Result()
+	if err != nil {
+		return err
+	}
+	log, err := loadtest.ParseAdmissionLog(entries)
+	if err != nil {
+		return err
+	}
+	rep.Fairness = loadtest.ComputeFairness(log, rep.Crowd.JoinedPreQueue)
+	return nil
+}

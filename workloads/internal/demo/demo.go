@@ -1,0 +1,331 @@
+// Package demo runs a local sale end to end: it starts Redis, PostgreSQL
+// and a Kafka-protocol broker on loopback (each unless given by URL), the
+// queue, booking, relay and tickets workloads as real processes of this
+// binary, seeds an event whose sales open a few seconds later, drives a
+// simulated crowd through it and audits the outcome: nothing sold twice,
+// one ticket per sold seat, admission in fair order.
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ticketfair/ticketfair/internal/localsvc"
+	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
+	"github.com/ticketfair/ticketfair/workloads/internal/events"
+	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
+)
+
+// Options of a local sale.
+type Options struct {
+	Customers    int
+	Seats        int
+	MaxActive    int
+	AdmitRate    int
+	OpensIn      time.Duration
+	HoldTTL      time.Duration
+	Profile      string // loadtest.ParseProfile overrides
+	ReportJSON   string
+	Keep         bool
+	RedisURL     string
+	DatabaseURL  string
+	KafkaBrokers []string
+	Binary       string // the ticketfair binary (default: this executable)
+	Deadline     time.Duration
+	Seed         uint64
+	Out          io.Writer // progress and the report
+	EventID      int64
+}
+
+// DefaultOptions finish in about two minutes on a 2-core machine.
+func DefaultOptions() Options {
+	return Options{
+		Customers: 100000, Seats: 5000, MaxActive: 2000, AdmitRate: 500,
+		OpensIn: 8 * time.Second, HoldTTL: 20 * time.Second, EventID: 1,
+		Deadline: 20 * time.Minute, Seed: uint64(time.Now().UnixNano()), Out: os.Stdout,
+	}
+}
+
+const (
+	identityIssuer   = "ticketfair-demo-identity"
+	identityAudience = "ticketfair"
+)
+
+// Run performs the sale and returns its report. The error is non-nil when
+// the sale could not run or its audit failed.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		o.Binary = exe
+	}
+	profile, err := loadtest.ParseProfile(loadtest.DefaultProfile(), o.Profile)
+	if err != nil {
+		return nil, err
+	}
+	profile.Customers = o.Customers
+	if err := profile.Validate(); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "ticketfair-demo-")
+	if err != nil {
+		return nil, err
+	}
+	s := &sale{o: o, dir: dir}
+	defer s.cleanup()
+	if err := s.startServers(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.startWorkloads(ctx); err != nil {
+		return nil, err
+	}
+	return s.run(ctx, profile)
+}
+
+// sale is the state of one local sale.
+type sale struct {
+	o       Options
+	dir     string
+	stops   []func()
+	procs   map[string]*proc
+	redis   string
+	db      string
+	brokers []string
+	open    time.Time
+	seating string
+	seats   int
+
+	identitySecret, webhookSecret string
+	queue                         config.Queue
+	booking                       config.Booking
+}
+
+func (s *sale) logf(format string, args ...any) { fmt.Fprintf(s.o.Out, format+"\n", args...) }
+
+func (s *sale) cleanup() {
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		s.stops[i]()
+	}
+	if s.o.Keep {
+		s.logf("kept logs and data in %s", s.dir)
+		return
+	}
+	_ = os.RemoveAll(s.dir)
+}
+
+func (s *sale) startServers(ctx context.Context) error {
+	s.redis = s.o.RedisURL
+	if s.redis == "" {
+		r, err := localsvc.StartRedis(ctx)
+		if err != nil {
+			return err
+		}
+		r.Keep = s.o.Keep
+		s.stops = append(s.stops, func() { _ = r.Stop() })
+		s.redis = r.URL
+		s.logf("redis       %s", r.Addr)
+	}
+	s.db = s.o.DatabaseURL
+	if s.db == "" {
+		pg, err := localsvc.StartPostgres(ctx)
+		if err != nil {
+			return err
+		}
+		pg.Keep = s.o.Keep
+		s.stops = append(s.stops, func() { _ = pg.Stop() })
+		conn, err := pgx.Connect(ctx, pg.URL)
+		if err != nil {
+			return err
+		}
+		_, err = conn.Exec(ctx, "CREATE DATABASE ticketfair")
+		conn.Close(ctx)
+		if err != nil {
+			return fmt.Errorf("create database: %w", err)
+		}
+		s.db = strings.Replace(pg.URL, "/postgres?", "/ticketfair?", 1)
+		s.logf("postgresql  %s", pg.Addr)
+	}
+	s.brokers = s.o.KafkaBrokers
+	if len(s.brokers) == 0 {
+		k, err := localsvc.StartKafka(0, "", events.TopicTicketIssued, events.TopicRefundRequested)
+		if err != nil {
+			return err
+		}
+		s.stops = append(s.stops, k.Stop)
+		s.brokers = k.Brokers
+		s.logf("kafka proto %s (embedded)", strings.Join(k.Brokers, ","))
+	}
+	return nil
+}
+
+// seatingFor splits seats into four priced sections.
+func seatingFor(seats int) (string, int) {
+	prices := []string{"120.00", "89.50", "59.00", "35.00"}
+	names := []string{"A", "B", "C", "D"}
+	per := seats / len(names)
+	if per < 1 {
+		per = 1
+	}
+	perRow := 50
+	if per < perRow {
+		perRow = per
+	}
+	rows := int(math.Ceil(float64(per) / float64(perRow)))
+	var parts []string
+	for i, n := range names {
+		parts = append(parts, fmt.Sprintf("%s:%s:%d:%d", n, prices[i], rows, perRow))
+	}
+	return strings.Join(parts, ";"), rows * perRow * len(names)
+}
+
+func secret() string {
+	k, _ := accesstoken.GenerateKey("x")
+	return strings.TrimPrefix(k, "x:")
+}
+
+func (s *sale) startWorkloads(ctx context.Context) error {
+	s.procs = map[string]*proc{}
+	s.identitySecret, s.webhookSecret = secret(), secret()
+	accessKeys, _ := accesstoken.GenerateKey("demo-1")
+	ticketKeys, _ := accesstoken.GenerateKey("tickets-1")
+	serviceToken := secret()
+	s.seating, s.seats = seatingFor(s.o.Seats)
+	s.open = time.Now().Add(s.o.OpensIn).Truncate(time.Second)
+
+	identity := config.Identity{IdentityHMACSecret: s.identitySecret, IdentityIssuer: identityIssuer, IdentityAudience: identityAudience}
+	kafka := config.Kafka{Brokers: s.brokers, TopicTicketIssued: events.TopicTicketIssued, TopicRefundRequested: events.TopicRefundRequested}
+
+	ports := map[string]int{}
+	for _, n := range []string{"queue", "booking", "relay", "tickets"} {
+		p, err := localsvc.FreePort()
+		if err != nil {
+			return err
+		}
+		ports[n] = p
+	}
+	addr := func(n string) string { return fmt.Sprintf("127.0.0.1:%d", ports[n]) }
+
+	var b config.Booking
+	if err := config.LoadFrom(nil, nil, noEnv, &b); err != nil {
+		return err
+	}
+	b.HTTPAddr, b.EventID, b.DatabaseURL, b.RedisURL = addr("booking"), s.o.EventID, s.db, s.redis
+	b.Identity, b.AccessTokenKeys, b.HoldTTL = identity, accessKeys, s.o.HoldTTL
+	b.WebhookSecrets, b.ServiceToken, b.Seating = s.webhookSecret, serviceToken, s.seating
+	s.booking = b
+
+	// Migrate and seed first, as the operator's Job does.
+	mig, err := startProc(s.o.Binary, s.dir, "migrate", "migrate", envOf(&b), 0)
+	if err != nil {
+		return err
+	}
+	mctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := mig.wait(mctx); err != nil {
+		return err
+	}
+	s.logf("seeded      %d seats (%s)", s.seats, s.seating)
+
+	var q config.Queue
+	if err := config.LoadFrom(nil, nil, noEnv, &q); err != nil {
+		return err
+	}
+	q.HTTPAddr, q.EventID, q.RedisURL, q.Identity, q.AccessTokenKeys = addr("queue"), s.o.EventID, s.redis, identity, accessKeys
+	q.SalesOpenAt = s.open.UTC().Format(time.RFC3339)
+	q.MaxActive, q.RatePerSecond = s.o.MaxActive, s.o.AdmitRate
+	q.LeaderElection = false
+	q.TokenTTL = 10 * time.Minute
+	q.ClaimTimeout = 20 * time.Second
+	s.queue = q
+
+	var r config.Relay
+	if err := config.LoadFrom(nil, nil, noEnv, &r); err != nil {
+		return err
+	}
+	r.HTTPAddr, r.DatabaseURL, r.Kafka, r.CreateTopics = addr("relay"), s.db, kafka, true
+	r.PollInterval = 200 * time.Millisecond
+
+	var t config.Tickets
+	if err := config.LoadFrom(nil, nil, noEnv, &t); err != nil {
+		return err
+	}
+	t.HTTPAddr, t.DatabaseURL, t.Kafka, t.Identity, t.TicketKeys = addr("tickets"), s.db, kafka, identity, ticketKeys
+
+	for _, w := range []struct {
+		name string
+		cfg  any
+	}{{"queue", &q}, {"booking", &b}, {"relay", &r}, {"tickets", &t}} {
+		p, err := startProc(s.o.Binary, s.dir, w.name, w.name, envOf(w.cfg), ports[w.name])
+		if err != nil {
+			return err
+		}
+		s.procs[w.name] = p
+		s.stops = append(s.stops, p.stop)
+	}
+	rctx, cancel2 := context.WithTimeout(ctx, time.Minute)
+	defer cancel2()
+	for _, n := range []string{"queue", "booking", "relay", "tickets"} {
+		if err := s.procs[n].waitReady(rctx); err != nil {
+			return err
+		}
+		s.logf("%-11s %s", n, s.procs[n].url)
+	}
+	return nil
+}
+
+func noEnv(string) (string, bool) { return "", false }
+
+func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, error) {
+	s.logf("waiting room: %s/events/%d/queue  (sales open at %s)", s.procs["queue"].url, s.o.EventID, s.open.Format(time.TimeOnly))
+	before, _ := redisCommandStats(ctx, s.redis)
+	progress := newProgressLine(s.o.Out)
+	res, runErr := loadtest.Run(ctx, loadtest.Config{
+		QueueURL: s.procs["queue"].url, BookingURL: s.procs["booking"].url, TicketsURL: s.procs["tickets"].url,
+		EventID: s.o.EventID, IdentitySecret: s.identitySecret, IdentityIssuer: identityIssuer, IdentityAudience: identityAudience,
+		WebhookSecret: s.webhookSecret, SalesOpenAt: s.open, Profile: profile, Seed: s.o.Seed,
+		Progress: progress.update, Deadline: s.o.Deadline,
+	})
+	progress.done()
+	if res == nil {
+		return nil, runErr
+	}
+	after, _ := redisCommandStats(ctx, s.redis)
+	// Let the relay and the tickets consumer finish the last orders.
+	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	rep, err := s.audit(actx, res, before, after)
+	if err != nil {
+		return nil, err
+	}
+	rep.print(s.o.Out)
+	if s.o.ReportJSON != "" {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(s.o.ReportJSON, b, 0o644); err != nil {
+			return rep, err
+		}
+		s.logf("report written to %s", filepath.Clean(s.o.ReportJSON))
+	}
+	if runErr != nil {
+		rep.Problems = append(rep.Problems, runErr.Error())
+	}
+	if len(rep.Problems) > 0 {
+		return rep, errors.New("the sale's audit failed: " + strings.Join(rep.Problems, "; "))
+	}
+	return rep, nil
+}

@@ -1,0 +1,145 @@
+package demo
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ticketfair/ticketfair/workloads/config"
+)
+
+// proc is one ticketfair workload running as a child process.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	url  string
+	log  string
+	done chan error
+}
+
+// envOf renders a workload's configuration as the environment of its
+// process, the same variables the operator puts into a pod.
+func envOf(cfg any) []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TICKETFAIR_LOG_FORMAT=json"}
+	for _, v := range config.Render(cfg) {
+		env = append(env, v.Name+"="+v.Value)
+	}
+	return env
+}
+
+// startProc runs `binary <sub>` with env, logging to dir/<name>.log.
+func startProc(binary, dir, name, sub string, env []string, port int) (*proc, error) {
+	logPath := filepath.Join(dir, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(binary, sub)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan error, 1)}
+	if port > 0 {
+		p.url = "http://127.0.0.1:" + strconv.Itoa(port)
+	}
+	go func() { p.done <- cmd.Wait(); f.Close() }()
+	return p, nil
+}
+
+// waitReady polls /readyz until it answers 200, the process dies or ctx ends.
+func (p *proc) waitReady(ctx context.Context) error {
+	client := &http.Client{Timeout: time.Second}
+	for {
+		resp, err := client.Get(p.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case err := <-p.done:
+			p.done <- err
+			return fmt.Errorf("%s exited: %v; last log lines:\n%s", p.name, err, tail(p.log, 15))
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready: %w; last log lines:\n%s", p.name, ctx.Err(), tail(p.log, 15))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// wait runs a process to completion (migrate).
+func (p *proc) wait(ctx context.Context) error {
+	select {
+	case err := <-p.done:
+		if err != nil {
+			return fmt.Errorf("%s failed: %w; last log lines:\n%s", p.name, err, tail(p.log, 15))
+		}
+		return nil
+	case <-ctx.Done():
+		_ = p.cmd.Process.Kill()
+		return ctx.Err()
+	}
+}
+
+// stop sends SIGTERM and waits for a graceful exit.
+func (p *proc) stop() {
+	if p.cmd.Process == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// peakRSS is the process's peak resident memory (VmHWM) in bytes.
+func (p *proc) peakRSS() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			fields := strings.Fields(v)
+			if len(fields) > 0 {
+				kb, _ := strconv.ParseInt(fields[0], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
+func tail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}

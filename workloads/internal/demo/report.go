@@ -1,0 +1,162 @@
+package demo
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
+)
+
+// Report is the outcome of a local sale. Its JSON form (--report-json) is
+// what the tests check.
+type Report struct {
+	EventID   int64 `json:"eventId"`
+	Customers int   `json:"customers"`
+	Seats     int   `json:"seats"`
+	MaxActive int   `json:"maxActive"`
+
+	SeatsSold            int64      `json:"seatsSold"`
+	OrdersPaid           int64      `json:"ordersPaid"`
+	OrdersExpired        int64      `json:"ordersExpired"`
+	OrdersRefundRequired int64      `json:"ordersRefundRequired"`
+	OrdersPending        int64      `json:"ordersPending"`
+	TicketsIssued        int64      `json:"ticketsIssued"`
+	DoubleSold           DoubleSold `json:"doubleSold"`
+
+	Fairness  loadtest.Fairness        `json:"fairness"`
+	Crowd     loadtest.Counts          `json:"crowd"`
+	Endpoints []loadtest.EndpointStats `json:"endpoints"`
+
+	RedisCommands            map[string]int64 `json:"redisCommands"`
+	RedisCommandsPerJoinPoll float64          `json:"redisCommandsPerQueueRequest"`
+	TimeToSellOutSeconds     float64          `json:"timeToSellOutSeconds"`
+	DurationSeconds          float64          `json:"durationSeconds"`
+	PeakMemoryBytes          map[string]int64 `json:"peakMemoryBytes"`
+
+	Problems []string `json:"problems"`
+}
+
+// DoubleSold are the checks, by SQL on the ledger, that no seat was sold twice.
+type DoubleSold struct {
+	SeatsInTwoPaidOrders int64 `json:"seatsInTwoPaidOrders"`
+	SoldWithoutPaidOrder int64 `json:"soldWithoutPaidOrder"`
+	PaidSeatsNotSold     int64 `json:"paidSeatsNotSold"`
+	DuplicateTickets     int64 `json:"duplicateTickets"`
+}
+
+// Total is the number of violations: must be 0.
+func (d DoubleSold) Total() int64 {
+	return d.SeatsInTwoPaidOrders + d.SoldWithoutPaidOrder + d.PaidSeatsNotSold + d.DuplicateTickets
+}
+
+func (r *Report) redisFigures(before, after map[string]int64) {
+	r.RedisCommands = map[string]int64{}
+	var total int64
+	for k, v := range after {
+		if d := v - before[k]; d > 0 && k != "info" {
+			r.RedisCommands[k] = d
+			total += d
+		}
+	}
+	var queueReqs uint64
+	for _, e := range r.Endpoints {
+		if e.Endpoint == "join" || e.Endpoint == "poll" {
+			queueReqs += e.Requests
+		}
+	}
+	if queueReqs > 0 {
+		r.RedisCommandsPerJoinPoll = float64(total) / float64(queueReqs)
+	}
+}
+
+// check records every violated promise in Problems.
+func (r *Report) check() {
+	if n := r.DoubleSold.Total(); n != 0 {
+		r.Problems = append(r.Problems, fmt.Sprintf("%d double-sold violations: %+v", n, r.DoubleSold))
+	}
+	if r.TicketsIssued != r.SeatsSold {
+		r.Problems = append(r.Problems, fmt.Sprintf("tickets issued %d != seats sold %d", r.TicketsIssued, r.SeatsSold))
+	}
+	if r.Fairness.AdmittedTwice != 0 {
+		r.Problems = append(r.Problems, fmt.Sprintf("%d customers admitted twice", r.Fairness.AdmittedTwice))
+	}
+	if r.Fairness.PostOpenInversions != 0 {
+		r.Problems = append(r.Problems, fmt.Sprintf("%d admissions out of FIFO order after opening", r.Fairness.PostOpenInversions))
+	}
+	if r.Crowd.MaxActiveSample > int64(r.MaxActive) {
+		r.Problems = append(r.Problems, fmt.Sprintf("active %d sampled above MAX_ACTIVE %d", r.Crowd.MaxActiveSample, r.MaxActive))
+	}
+}
+
+func (r *Report) print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "\nSALE REPORT\tevent %d, %d customers, %d seats, MAX_ACTIVE %d\n", r.EventID, r.Customers, r.Seats, r.MaxActive)
+	fmt.Fprintf(tw, "seats sold\t%d\n", r.SeatsSold)
+	fmt.Fprintf(tw, "orders paid / expired / refund / pending\t%d / %d / %d / %d\n", r.OrdersPaid, r.OrdersExpired, r.OrdersRefundRequired, r.OrdersPending)
+	fmt.Fprintf(tw, "tickets issued\t%d\n", r.TicketsIssued)
+	fmt.Fprintf(tw, "double-sold (SQL)\t%d\n", r.DoubleSold.Total())
+	fmt.Fprintf(tw, "admitted / twice\t%d / %d\n", r.Fairness.Admitted, r.Fairness.AdmittedTwice)
+	fmt.Fprintf(tw, "FIFO after opening\t%d admitted, %d out of order\n", r.Fairness.PostOpenAdmitted, r.Fairness.PostOpenInversions)
+	fmt.Fprintf(tw, "pre-queue shuffle\t%d admitted, rank correlation with arrival %.3f\n", r.Fairness.PreQueueAdmitted, r.Fairness.PreQueueSpearman)
+	fmt.Fprintf(tw, "max active (sampled)\t%d\n", r.Crowd.MaxActiveSample)
+	fmt.Fprintf(tw, "time to sell out\t%.1fs after opening\n", r.TimeToSellOutSeconds)
+	fmt.Fprintf(tw, "redis commands per join/poll\t%.3f\n", r.RedisCommandsPerJoinPoll)
+	fmt.Fprintf(tw, "crowd\tjoined %d (pre-queue %d), abandoned %d, never claimed %d, sold-out seen %d, holds %d, conflicts %d, let expire %d, paid %d, webhook twice %d\n",
+		r.Crowd.Joined, r.Crowd.JoinedPreQueue, r.Crowd.Abandoned, r.Crowd.NeverClaimed, r.Crowd.SoldOutSeen,
+		r.Crowd.HoldsOK, r.Crowd.HoldConflicts, r.Crowd.HoldsAbandoned, r.Crowd.PaymentsSent, r.Crowd.WebhooksTwice)
+	names := make([]string, 0, len(r.PeakMemoryBytes))
+	for n := range r.PeakMemoryBytes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var mem []string
+	for _, n := range names {
+		mem = append(mem, fmt.Sprintf("%s %.0f MiB", n, float64(r.PeakMemoryBytes[n])/(1<<20)))
+	}
+	fmt.Fprintf(tw, "peak memory\t%s\n", strings.Join(mem, ", "))
+	fmt.Fprintf(tw, "duration\t%.1fs\n", r.DurationSeconds)
+	tw.Flush()
+	fmt.Fprintf(tw, "\nENDPOINT\tREQUESTS\tERRORS\tP50 ms\tP99 ms\tSTATUS\n")
+	for _, e := range r.Endpoints {
+		codes := make([]int, 0, len(e.ByStatus))
+		for c := range e.ByStatus {
+			codes = append(codes, c)
+		}
+		sort.Ints(codes)
+		var parts []string
+		for _, c := range codes {
+			parts = append(parts, fmt.Sprintf("%d×%d", c, e.ByStatus[c]))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%s\n", e.Endpoint, e.Requests, e.Errors, e.P50Ms, e.P99Ms, strings.Join(parts, " "))
+	}
+	tw.Flush()
+	if len(r.Problems) == 0 {
+		fmt.Fprintln(w, "\nOK: nothing sold twice, one ticket per sold seat, fair admission.")
+	} else {
+		fmt.Fprintln(w, "\nPROBLEMS:")
+		for _, p := range r.Problems {
+			fmt.Fprintln(w, "  - "+p)
+		}
+	}
+}
+
+// progressLine redraws one terminal line with the sale's live figures.
+type progressLine struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func newProgressLine(w io.Writer) *progressLine { return &progressLine{w: w} }
+
+func (p *progressLine) update(pr loadtest.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "\r%6.1fs  waiting %7d  active %5d  held %5d  sold %6d  %7.0f req/s   ",
+		pr.Elapsed.Seconds(), pr.Waiting, pr.Active, pr.Held, pr.Sold, pr.ReqPerSec)
+}
+
+func (p *progressLine) done() { fmt.Fprintln(p.w) }

@@ -1,0 +1,188 @@
+package loadtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// api speaks to the queue, booking and tickets services, recording every
+// request. All shapes of the services' JSON live here.
+type api struct {
+	http       *http.Client
+	queueURL   string
+	bookingURL string
+	ticketsURL string
+	eventID    int64
+	rec        *recorder
+}
+
+type joinResponse struct {
+	QueueID          string `json:"queueId"`
+	Status           string `json:"status"`
+	Ahead            int64  `json:"ahead"`
+	PollAfterSeconds int    `json:"pollAfterSeconds"`
+}
+
+type pollResponse struct {
+	Status           string `json:"status"`
+	Ahead            int64  `json:"ahead"`
+	PollAfterSeconds int    `json:"pollAfterSeconds"`
+	AccessToken      string `json:"accessToken"`
+}
+
+type seatView struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+}
+
+type sectionView struct {
+	Name      string     `json:"name"`
+	Price     string     `json:"price"`
+	Available int        `json:"available"`
+	Seats     []seatView `json:"seats"`
+}
+
+type seatMap struct {
+	Sections []sectionView `json:"sections"`
+}
+
+type holdResponse struct {
+	OrderID   string   `json:"orderId"`
+	Seats     []string `json:"seats"`
+	Amount    string   `json:"amount"`
+	ExpiresAt string   `json:"expiresAt"`
+}
+
+type conflictResponse struct {
+	Error struct {
+		Code        string   `json:"code"`
+		Unavailable []string `json:"unavailable"`
+	} `json:"error"`
+}
+
+type ticketsResponse struct {
+	Tickets []json.RawMessage `json:"tickets"`
+}
+
+// result is a finished request: status 0 is a transport error.
+type result struct {
+	status     int
+	body       []byte
+	retryAfter time.Duration
+}
+
+func (a *api) do(ctx context.Context, name, method, url string, body []byte, hdr map[string]string) result {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return result{}
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	start := time.Now()
+	resp, err := a.http.Do(req)
+	if err != nil {
+		a.rec.record(name, 0, time.Since(start))
+		return result{}
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	resp.Body.Close()
+	a.rec.record(name, resp.StatusCode, time.Since(start))
+	r := result{status: resp.StatusCode, body: b}
+	if s := resp.Header.Get("Retry-After"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil {
+			r.retryAfter = time.Duration(n) * time.Second
+		}
+	}
+	return r
+}
+
+func (a *api) eventPath(base string) string { return fmt.Sprintf("%s/events/%d", base, a.eventID) }
+
+func (a *api) join(ctx context.Context, idToken string) (joinResponse, result) {
+	r := a.do(ctx, "join", http.MethodPost, a.eventPath(a.queueURL)+"/queue", []byte("{}"), bearer(idToken))
+	var j joinResponse
+	if r.status == http.StatusOK || r.status == http.StatusCreated {
+		_ = json.Unmarshal(r.body, &j)
+	}
+	return j, r
+}
+
+func (a *api) poll(ctx context.Context, idToken, queueID string) (pollResponse, result) {
+	r := a.do(ctx, "poll", http.MethodGet, a.eventPath(a.queueURL)+"/queue/"+queueID, nil, bearer(idToken))
+	var p pollResponse
+	if r.status == http.StatusOK {
+		_ = json.Unmarshal(r.body, &p)
+	}
+	return p, r
+}
+
+func (a *api) leave(ctx context.Context, idToken, queueID string) result {
+	return a.do(ctx, "leave", http.MethodDelete, a.eventPath(a.queueURL)+"/queue/"+queueID, nil, bearer(idToken))
+}
+
+func (a *api) stats(ctx context.Context) (map[string]any, bool) {
+	r := a.do(ctx, "stats", http.MethodGet, a.eventPath(a.queueURL)+"/stats", nil, nil)
+	var m map[string]any
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &m) != nil {
+		return nil, false
+	}
+	return m, true
+}
+
+func (a *api) seats(ctx context.Context, section string) (seatMap, bool) {
+	url := a.eventPath(a.bookingURL) + "/seats"
+	if section != "" {
+		url += "?section=" + section
+	}
+	r := a.do(ctx, "seats", http.MethodGet, url, nil, nil)
+	var m seatMap
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &m) != nil {
+		return m, false
+	}
+	return m, true
+}
+
+func (a *api) hold(ctx context.Context, accessToken string, seats []string) (holdResponse, []string, result) {
+	body, _ := json.Marshal(map[string]any{"seats": seats})
+	r := a.do(ctx, "hold", http.MethodPost, a.eventPath(a.bookingURL)+"/holds", body, map[string]string{"X-Queue-Token": accessToken})
+	var h holdResponse
+	var unavailable []string
+	switch r.status {
+	case http.StatusCreated, http.StatusOK:
+		_ = json.Unmarshal(r.body, &h)
+	case http.StatusConflict:
+		var c conflictResponse
+		_ = json.Unmarshal(r.body, &c)
+		unavailable = c.Error.Unavailable
+	}
+	return h, unavailable, r
+}
+
+func (a *api) webhook(ctx context.Context, body []byte, signature string) result {
+	return a.do(ctx, "webhook", http.MethodPost, a.bookingURL+"/payments/webhook", body, map[string]string{"Ticketfair-Signature": signature})
+}
+
+func (a *api) tickets(ctx context.Context, idToken, orderID string) (int, result) {
+	r := a.do(ctx, "tickets", http.MethodGet, a.ticketsURL+"/orders/"+orderID+"/tickets", nil, bearer(idToken))
+	var t ticketsResponse
+	if r.status == http.StatusOK {
+		_ = json.Unmarshal(r.body, &t)
+	}
+	return len(t.Tickets), r
+}
+
+func bearer(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }

@@ -1,0 +1,634 @@
+// Package loadtest simulates a crowd of customers against a ticketfair
+// deployment: they join before and after opening, poll at the interval the
+// server advises, abandon, forget to claim, pick and hold seats, let holds
+// expire or pay through a simulated payment provider that sometimes calls
+// the webhook twice or late, and read their tickets back. `ticketfair
+// loadtest` runs it against any deployment; `ticketfair demo` against a
+// local sale.
+package loadtest
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Config says where the services are and how to act as the identity
+// provider and the payment provider.
+type Config struct {
+	QueueURL, BookingURL, TicketsURL string
+	EventID                          int64
+	IdentitySecret                   string // HS256 secret of identity tokens
+	IdentityIssuer, IdentityAudience string
+	WebhookSecret                    string // signs payment callbacks
+	Currency                         string
+	SalesOpenAt                      time.Time
+	Profile                          Profile
+	Seed                             uint64
+	// Progress, when set, receives a snapshot about twice a second.
+	Progress func(Progress)
+	// Deadline bounds the whole run.
+	Deadline time.Duration
+}
+
+// Progress is a live view of the run.
+type Progress struct {
+	Elapsed    time.Duration
+	Waiting    int64 // joined, not yet admitted or gone
+	Active     int64 // admitted, not yet done
+	Held       int64 // seats in holds not yet paid or expired
+	Sold       int64 // seats in holds whose payment was sent
+	Requests   uint64
+	ReqPerSec  float64
+	QueueStats map[string]any
+}
+
+// Counts are the crowd's outcomes.
+type Counts struct {
+	Customers       int64 `json:"customers"`
+	Joined          int64 `json:"joined"`
+	JoinedPreQueue  int64 `json:"joinedPreQueue"`
+	Abandoned       int64 `json:"abandoned"`
+	Admitted        int64 `json:"admitted"`
+	NeverClaimed    int64 `json:"neverClaimed"`
+	SoldOutSeen     int64 `json:"soldOutSeen"`
+	HoldsOK         int64 `json:"holdsOk"`
+	HoldConflicts   int64 `json:"holdConflicts"`
+	HoldsAbandoned  int64 `json:"holdsAbandoned"` // let expire on purpose
+	PaymentsSent    int64 `json:"paymentsSent"`
+	PaymentsFailed  int64 `json:"paymentsFailed"`
+	WebhooksTwice   int64 `json:"webhooksTwice"`
+	SeatsPaidFor    int64 `json:"seatsPaidFor"`
+	TicketsSeen     int64 `json:"ticketsSeen"`
+	GaveUpNoSeats   int64 `json:"gaveUpNoSeats"`
+	MaxActiveSample int64 `json:"maxActiveSampled"`
+}
+
+// Result of a run.
+type Result struct {
+	Counts    Counts          `json:"counts"`
+	Endpoints []EndpointStats `json:"endpoints"`
+	Duration  time.Duration   `json:"-"`
+	SoldOutAt time.Duration   `json:"-"` // since opening, when first seen
+}
+
+type behaviour uint8
+
+const (
+	buyer behaviour = iota
+	abandoner
+	noClaimer
+	holdExpirer
+	payFailer
+)
+
+type step uint8
+
+const (
+	stepJoin step = iota
+	stepPoll
+	stepChoose
+	stepPay
+	stepWebhookAgain
+	stepTickets
+)
+
+// customer is the state of one simulated person: small, since millions live at once.
+type customer struct {
+	id       int32
+	kind     behaviour
+	next     step
+	want     int8
+	polls    int16
+	tries    int16
+	queueID  string
+	access   string
+	orderID  string
+	amount   string
+	seats    int8
+	deadline time.Time
+	payload  []byte
+}
+
+func (c *customer) name() string { return "cust-" + strconv.Itoa(int(c.id)) }
+
+type crowd struct {
+	cfg     Config
+	api     *api
+	sched   *scheduler
+	rnd     *lockedRand
+	counts  Counts
+	waiting atomic.Int64
+	active  atomic.Int64
+	held    atomic.Int64
+	sold    atomic.Int64
+
+	seatsMu   sync.Mutex
+	seatCache map[string]*cachedSection
+	sections  []string
+	soldOutAt atomic.Int64
+}
+
+type cachedSection struct {
+	at    time.Time
+	avail []string
+}
+
+// Run drives the crowd until every customer is done or the deadline passes.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.Profile.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Currency == "" {
+		cfg.Currency = "EUR"
+	}
+	if cfg.Deadline <= 0 {
+		cfg.Deadline = 30 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
+	defer cancel()
+	p := cfg.Profile
+	transport := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        p.Concurrency * 3,
+		MaxIdleConnsPerHost: p.Concurrency,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	defer transport.CloseIdleConnections()
+	cr := &crowd{
+		cfg:       cfg,
+		api:       &api{http: &http.Client{Transport: transport, Timeout: 15 * time.Second}, queueURL: cfg.QueueURL, bookingURL: cfg.BookingURL, ticketsURL: cfg.TicketsURL, eventID: cfg.EventID, rec: newRecorder()},
+		sched:     newScheduler(),
+		rnd:       newLockedRand(cfg.Seed),
+		seatCache: map[string]*cachedSection{},
+	}
+	if m, ok := cr.api.seats(ctx, ""); ok {
+		for _, s := range m.Sections {
+			cr.sections = append(cr.sections, s.Name)
+		}
+	}
+	if len(cr.sections) == 0 {
+		return nil, errors.New("loadtest: the booking service returned no sections (is the event seeded?)")
+	}
+	start := time.Now()
+	cr.schedule(start)
+	stopWatch := cr.watch(ctx, start)
+	cr.sched.run(ctx, p.Concurrency, cr.step)
+	stopWatch()
+	res := &Result{Counts: cr.snapshotCounts(), Endpoints: cr.api.rec.snapshot(), Duration: time.Since(start)}
+	if at := cr.soldOutAt.Load(); at > 0 {
+		res.SoldOutAt = time.Duration(at)
+	}
+	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return res, fmt.Errorf("loadtest: deadline of %s reached before every customer finished", cfg.Deadline)
+	}
+	return res, nil
+}
+
+// schedule assigns behaviours and join times: the pre-queue joins over the
+// time before opening (or at once if that has passed), the rest over the
+// join window after opening.
+func (cr *crowd) schedule(now time.Time) {
+	p := cr.cfg.Profile
+	open := cr.cfg.SalesOpenAt
+	if open.IsZero() {
+		open = now
+	}
+	preWindow := time.Until(open)
+	cr.counts.Customers = int64(p.Customers)
+	for i := 0; i < p.Customers; i++ {
+		c := &customer{id: int32(i + 1), want: int8(1 + cr.rnd.IntN(p.MaxSeats))}
+		u := cr.rnd.Float64()
+		switch {
+		case u < p.Abandon:
+			c.kind = abandoner
+		case u < p.Abandon+p.NoClaim:
+			c.kind = noClaimer
+		default:
+			v := cr.rnd.Float64()
+			switch {
+			case v < p.HoldExpire:
+				c.kind = holdExpirer
+			case v < p.HoldExpire+p.PayFail:
+				c.kind = payFailer
+			}
+		}
+		var at time.Time
+		if cr.rnd.Float64() < p.PreQueue && preWindow > 0 {
+			at = now.Add(time.Duration(cr.rnd.Float64() * float64(preWindow) * 0.9))
+		} else {
+			at = open.Add(time.Duration(cr.rnd.Float64() * float64(p.JoinWindow)))
+		}
+		cr.sched.add(c, at)
+	}
+}
+
+// watch samples the queue's stats and reports progress until stopped.
+func (cr *crowd) watch(ctx context.Context, start time.Time) func() {
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		var lastReq uint64
+		last := time.Now()
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-t.C:
+			}
+			st, _ := cr.api.stats(wctx)
+			if a, ok := st["active"].(float64); ok && int64(a) > atomic.LoadInt64(&cr.counts.MaxActiveSample) {
+				atomic.StoreInt64(&cr.counts.MaxActiveSample, int64(a))
+			}
+			if so, _ := st["soldOut"].(bool); so && cr.soldOutAt.Load() == 0 {
+				cr.soldOutAt.Store(int64(time.Since(cr.openTime(start))))
+			}
+			if cr.cfg.Progress != nil {
+				req := cr.api.rec.requests()
+				now := time.Now()
+				cr.cfg.Progress(Progress{
+					Elapsed: now.Sub(start), Waiting: cr.waiting.Load(), Active: cr.active.Load(),
+					Held: cr.held.Load(), Sold: cr.sold.Load(), Requests: req,
+					ReqPerSec: float64(req-lastReq) / now.Sub(last).Seconds(), QueueStats: st,
+				})
+				lastReq, last = req, now
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func (cr *crowd) openTime(start time.Time) time.Time {
+	if cr.cfg.SalesOpenAt.IsZero() {
+		return start
+	}
+	return cr.cfg.SalesOpenAt
+}
+
+func (cr *crowd) snapshotCounts() Counts {
+	c := &cr.counts
+	load := func(p *int64) int64 { return atomic.LoadInt64(p) }
+	return Counts{
+		Customers: c.Customers, Joined: load(&c.Joined), JoinedPreQueue: load(&c.JoinedPreQueue),
+		Abandoned: load(&c.Abandoned), Admitted: load(&c.Admitted), NeverClaimed: load(&c.NeverClaimed),
+		SoldOutSeen: load(&c.SoldOutSeen), HoldsOK: load(&c.HoldsOK), HoldConflicts: load(&c.HoldConflicts),
+		HoldsAbandoned: load(&c.HoldsAbandoned), PaymentsSent: load(&c.PaymentsSent), PaymentsFailed: load(&c.PaymentsFailed),
+		WebhooksTwice: load(&c.WebhooksTwice), SeatsPaidFor: load(&c.SeatsPaidFor), TicketsSeen: load(&c.TicketsSeen),
+		GaveUpNoSeats: load(&c.GaveUpNoSeats), MaxActiveSample: load(&c.MaxActiveSample),
+	}
+}
+
+func inc(p *int64) { atomic.AddInt64(p, 1) }
+
+func (cr *crowd) identityToken(c *customer) string {
+	now := time.Now()
+	t := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{
+		Issuer: cr.cfg.IdentityIssuer, Audience: jwt.ClaimStrings{cr.cfg.IdentityAudience}, Subject: c.name(),
+		IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)),
+	})
+	s, _ := t.SignedString([]byte(cr.cfg.IdentitySecret))
+	return s
+}
+
+// later schedules c's next step after d, obeying the profile's lower bound on polls.
+func (cr *crowd) later(c *customer, s step, d time.Duration) {
+	c.next = s
+	cr.sched.at(c, time.Now().Add(d))
+}
+
+func (cr *crowd) finish(c *customer) {
+	c.queueID, c.access, c.payload = "", "", nil
+	cr.sched.done()
+}
+
+// step runs one action of c.
+func (cr *crowd) step(ctx context.Context, c *customer) {
+	if ctx.Err() != nil {
+		cr.finish(c)
+		return
+	}
+	switch c.next {
+	case stepJoin:
+		cr.join(ctx, c)
+	case stepPoll:
+		cr.poll(ctx, c)
+	case stepChoose:
+		cr.choose(ctx, c)
+	case stepPay, stepWebhookAgain:
+		cr.pay(ctx, c)
+	case stepTickets:
+		cr.readTickets(ctx, c)
+	}
+}
+
+func (cr *crowd) retry(c *customer, r result, s step) {
+	c.tries++
+	if c.tries > 20 {
+		cr.finish(c)
+		return
+	}
+	d := r.retryAfter
+	if d <= 0 {
+		d = time.Duration(200*c.tries) * time.Millisecond
+	}
+	cr.later(c, s, d)
+}
+
+func (cr *crowd) join(ctx context.Context, c *customer) {
+	j, r := cr.api.join(ctx, cr.identityToken(c))
+	if r.status != http.StatusOK && r.status != http.StatusCreated {
+		if r.status == 0 || r.status >= 500 || r.status == http.StatusTooManyRequests {
+			cr.retry(c, r, stepJoin)
+			return
+		}
+		cr.finish(c)
+		return
+	}
+	c.tries = 0
+	c.queueID = j.QueueID
+	inc(&cr.counts.Joined)
+	if time.Now().Before(cr.cfg.SalesOpenAt) {
+		inc(&cr.counts.JoinedPreQueue)
+	}
+	cr.waiting.Add(1)
+	cr.later(c, stepPoll, cr.pollDelay(j.PollAfterSeconds, r.retryAfter))
+}
+
+func (cr *crowd) pollDelay(advised int, retryAfter time.Duration) time.Duration {
+	d := time.Duration(advised) * time.Second
+	if retryAfter > d {
+		d = retryAfter
+	}
+	if d < cr.cfg.Profile.MinPoll {
+		d = cr.cfg.Profile.MinPoll
+	}
+	if d <= 0 {
+		d = time.Second
+	}
+	return d
+}
+
+func (cr *crowd) poll(ctx context.Context, c *customer) {
+	// Some people walk away: abandoners leave explicitly after a poll or
+	// two; no-claimers just stop polling and never pick up the token.
+	if c.kind == abandoner && c.polls >= 1 {
+		cr.api.leave(ctx, cr.identityToken(c), c.queueID)
+		inc(&cr.counts.Abandoned)
+		cr.waiting.Add(-1)
+		cr.finish(c)
+		return
+	}
+	if c.kind == noClaimer && c.polls >= 1 {
+		inc(&cr.counts.NeverClaimed)
+		cr.waiting.Add(-1)
+		cr.finish(c)
+		return
+	}
+	p, r := cr.api.poll(ctx, cr.identityToken(c), c.queueID)
+	if r.status != http.StatusOK {
+		if r.status == 0 || r.status >= 500 {
+			cr.retry(c, r, stepPoll)
+			return
+		}
+		cr.waiting.Add(-1)
+		cr.finish(c)
+		return
+	}
+	c.tries = 0
+	c.polls++
+	switch p.Status {
+	case "admitted":
+		if p.AccessToken == "" {
+			cr.later(c, stepPoll, time.Second)
+			return
+		}
+		c.access = p.AccessToken
+		inc(&cr.counts.Admitted)
+		cr.waiting.Add(-1)
+		cr.active.Add(1)
+		c.tries = 0
+		cr.later(c, stepChoose, cr.cfg.Profile.ThinkTime)
+	case "waiting", "paused":
+		cr.later(c, stepPoll, cr.pollDelay(p.PollAfterSeconds, r.retryAfter))
+	case "sold_out":
+		inc(&cr.counts.SoldOutSeen)
+		cr.waiting.Add(-1)
+		cr.finish(c)
+	default: // expired, closed
+		cr.waiting.Add(-1)
+		cr.finish(c)
+	}
+}
+
+// choose picks seats from the (cached) seat map and holds them, choosing
+// again after a conflict.
+func (cr *crowd) choose(ctx context.Context, c *customer) {
+	section := cr.sections[cr.rnd.IntN(len(cr.sections))]
+	seats := cr.pick(ctx, section, int(c.want))
+	if len(seats) == 0 {
+		// Try another section before giving up.
+		for _, s := range cr.sections {
+			if seats = cr.pick(ctx, s, int(c.want)); len(seats) > 0 {
+				break
+			}
+		}
+	}
+	if len(seats) == 0 {
+		inc(&cr.counts.GaveUpNoSeats)
+		cr.active.Add(-1)
+		cr.finish(c)
+		return
+	}
+	h, unavailable, r := cr.api.hold(ctx, c.access, seats)
+	switch {
+	case r.status == http.StatusCreated || r.status == http.StatusOK:
+		inc(&cr.counts.HoldsOK)
+		c.orderID, c.amount, c.seats = h.OrderID, h.Amount, int8(len(seats))
+		cr.held.Add(int64(len(seats)))
+		if c.kind == holdExpirer {
+			inc(&cr.counts.HoldsAbandoned)
+			cr.active.Add(-1)
+			cr.finish(c)
+			return
+		}
+		c.tries = 0
+		cr.later(c, stepPay, cr.cfg.Profile.ThinkTime)
+	case r.status == http.StatusConflict:
+		inc(&cr.counts.HoldConflicts)
+		_ = unavailable // the picked seats already left the cache; a conflict means it is stale
+		cr.invalidate(section)
+		c.tries++
+		if int(c.tries) > cr.cfg.Profile.SeatRetries {
+			inc(&cr.counts.GaveUpNoSeats)
+			cr.active.Add(-1)
+			cr.finish(c)
+			return
+		}
+		cr.later(c, stepChoose, 50*time.Millisecond)
+	case r.status == 0 || r.status >= 500:
+		cr.retry(c, r, stepChoose)
+	default:
+		cr.active.Add(-1)
+		cr.finish(c)
+	}
+}
+
+// pick returns up to n seats believed available, from a copy of the seat map
+// shared by all customers and refreshed about once a second, as a CDN would
+// serve it.
+func (cr *crowd) pick(ctx context.Context, section string, n int) []string {
+	cr.seatsMu.Lock()
+	cs := cr.seatCache[section]
+	stale := cs == nil || time.Since(cs.at) > time.Second
+	cr.seatsMu.Unlock()
+	if stale {
+		if m, ok := cr.api.seats(ctx, section); ok {
+			var avail []string
+			for _, s := range m.Sections {
+				if s.Name != section {
+					continue
+				}
+				for _, seat := range s.Seats {
+					if seat.Status == "AVAILABLE" || seat.Status == "available" {
+						avail = append(avail, seat.ID)
+					}
+				}
+			}
+			cr.seatsMu.Lock()
+			cs = &cachedSection{at: time.Now(), avail: avail}
+			cr.seatCache[section] = cs
+			cr.seatsMu.Unlock()
+		}
+	}
+	cr.seatsMu.Lock()
+	defer cr.seatsMu.Unlock()
+	cs = cr.seatCache[section]
+	if cs == nil || len(cs.avail) == 0 {
+		return nil
+	}
+	if n > len(cs.avail) {
+		n = len(cs.avail)
+	}
+	// Adjacent seats from a random start, like people pick.
+	i := cr.rnd.IntN(len(cs.avail) - n + 1)
+	out := append([]string(nil), cs.avail[i:i+n]...)
+	// Assume we get them: the next customer picks elsewhere until refresh.
+	cs.avail = append(cs.avail[:i:i], cs.avail[i+n:]...)
+	return out
+}
+
+// invalidate makes the next pick in section refresh the seat map.
+func (cr *crowd) invalidate(section string) {
+	cr.seatsMu.Lock()
+	defer cr.seatsMu.Unlock()
+	if cs := cr.seatCache[section]; cs != nil {
+		cs.at = time.Time{}
+	}
+}
+
+// pay plays the payment provider: it calls the webhook, sometimes late,
+// sometimes twice.
+func (cr *crowd) pay(ctx context.Context, c *customer) {
+	p := cr.cfg.Profile
+	if c.next == stepPay && c.payload == nil {
+		if cr.rnd.Float64() < p.WebhookLate {
+			c.payload = []byte{} // marks "decided", sent on the next step
+			cr.later(c, stepPay, time.Duration(1000+cr.rnd.IntN(2000))*time.Millisecond)
+			return
+		}
+	}
+	status := "succeeded"
+	if c.kind == payFailer {
+		status = "failed"
+	}
+	body, _ := json.Marshal(map[string]any{
+		"orderId": c.orderID, "paymentId": "pay-" + c.orderID, "amount": c.amount,
+		"currency": cr.cfg.Currency, "status": status,
+	})
+	r := cr.api.webhook(ctx, body, SignWebhook(cr.cfg.WebhookSecret, time.Now(), body))
+	if r.status == 0 || r.status >= 500 {
+		cr.retry(c, r, c.next)
+		return
+	}
+	if c.next == stepWebhookAgain {
+		inc(&cr.counts.WebhooksTwice)
+		cr.later(c, stepTickets, 500*time.Millisecond)
+		return
+	}
+	if status == "failed" {
+		inc(&cr.counts.PaymentsFailed)
+		cr.held.Add(-int64(c.seats))
+		cr.active.Add(-1)
+		cr.finish(c)
+		return
+	}
+	inc(&cr.counts.PaymentsSent)
+	atomic.AddInt64(&cr.counts.SeatsPaidFor, int64(c.seats))
+	cr.held.Add(-int64(c.seats))
+	cr.sold.Add(int64(c.seats))
+	cr.active.Add(-1)
+	c.deadline = time.Now().Add(p.TicketPollFor)
+	if cr.rnd.Float64() < p.WebhookTwice {
+		cr.later(c, stepWebhookAgain, time.Duration(100+cr.rnd.IntN(900))*time.Millisecond)
+		return
+	}
+	cr.later(c, stepTickets, 500*time.Millisecond)
+}
+
+func (cr *crowd) readTickets(ctx context.Context, c *customer) {
+	n, r := cr.api.tickets(ctx, cr.identityToken(c), c.orderID)
+	if r.status == http.StatusOK && n >= int(c.seats) {
+		atomic.AddInt64(&cr.counts.TicketsSeen, int64(n))
+		cr.finish(c)
+		return
+	}
+	if time.Now().After(c.deadline) {
+		cr.finish(c)
+		return
+	}
+	cr.later(c, stepTickets, time.Second)
+}
+
+// SignWebhook signs a payment callback as the payment provider does:
+// "t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">".
+func SignWebhook(secret string, t time.Time, body []byte) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(ts))
+	m.Write([]byte("."))
+	m.Write(body)
+	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// lockedRand is a seeded random source safe for concurrent use.
+type lockedRand struct {
+	mu sync.Mutex
+	r  *rand.Rand
+}
+
+func newLockedRand(seed uint64) *lockedRand {
+	return &lockedRand{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+}
+
+func (l *lockedRand) IntN(n int) int { l.mu.Lock(); defer l.mu.Unlock(); return l.r.IntN(n) }
+func (l *lockedRand) Float64() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Float64()
+}

@@ -1,0 +1,133 @@
+package loadtest
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Admission is one entry of the queue's admission log, in admission order.
+type Admission struct {
+	Customer   string
+	ArrivalSeq int64 // order of the customer's first join
+	QueueSeq   int64 // place assigned in the queue
+}
+
+// ParseAdmissionLog parses "customer|arrivalSeq|queueSeq" entries.
+func ParseAdmissionLog(entries []string) ([]Admission, error) {
+	out := make([]Admission, 0, len(entries))
+	for _, e := range entries {
+		parts := strings.Split(e, "|")
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("admission log entry %q: want customer|arrivalSeq|queueSeq", e)
+		}
+		a, err1 := strconv.ParseInt(parts[1], 10, 64)
+		q, err2 := strconv.ParseInt(parts[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("admission log entry %q: sequences are not integers", e)
+		}
+		out = append(out, Admission{Customer: parts[0], ArrivalSeq: a, QueueSeq: q})
+	}
+	return out, nil
+}
+
+// Fairness summarises the admission log.
+type Fairness struct {
+	Admitted int `json:"admitted"`
+	// AdmittedTwice counts customers that appear more than once: must be 0.
+	AdmittedTwice int `json:"admittedTwice"`
+	// After opening: admissions whose arrival order disagrees with their
+	// admission order (pairs of consecutive post-opening admissions out of
+	// arrival order). Exact FIFO is 0.
+	PostOpenAdmitted   int `json:"postOpenAdmitted"`
+	PostOpenInversions int `json:"postOpenInversions"`
+	// The pre-queue: Spearman rank correlation between arrival order and
+	// admission order. A fair shuffle gives a value near 0; FIFO gives 1.
+	PreQueueAdmitted    int     `json:"preQueueAdmitted"`
+	PreQueueSpearman    float64 `json:"preQueueSpearman"`
+	PreQueueSpearmanSet bool    `json:"preQueueSpearmanSet"`
+}
+
+// ComputeFairness splits the log at preQueueSize (arrival sequences up to it
+// joined before opening) and measures each part.
+func ComputeFairness(log []Admission, preQueueSize int64) Fairness {
+	f := Fairness{Admitted: len(log)}
+	seen := make(map[string]struct{}, len(log))
+	var pre []Admission
+	var lastPost int64 = -1
+	for _, a := range log {
+		if _, dup := seen[a.Customer]; dup {
+			f.AdmittedTwice++
+		}
+		seen[a.Customer] = struct{}{}
+		if a.ArrivalSeq <= preQueueSize {
+			pre = append(pre, a)
+			continue
+		}
+		f.PostOpenAdmitted++
+		if a.ArrivalSeq < lastPost {
+			f.PostOpenInversions++
+		}
+		if a.ArrivalSeq > lastPost {
+			lastPost = a.ArrivalSeq
+		}
+	}
+	f.PreQueueAdmitted = len(pre)
+	if len(pre) >= 3 {
+		arrival := make([]float64, len(pre))
+		order := make([]float64, len(pre))
+		for i, a := range pre {
+			arrival[i] = float64(a.ArrivalSeq)
+			order[i] = float64(i)
+		}
+		f.PreQueueSpearman = Spearman(arrival, order)
+		f.PreQueueSpearmanSet = true
+	}
+	return f
+}
+
+// Spearman is the rank correlation of xs and ys (no ties expected).
+func Spearman(xs, ys []float64) float64 {
+	rx, ry := ranks(xs), ranks(ys)
+	return pearson(rx, ry)
+}
+
+func ranks(v []float64) []float64 {
+	idx := make([]int, len(v))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return v[idx[a]] < v[idx[b]] })
+	r := make([]float64, len(v))
+	for rank, i := range idx {
+		r[i] = float64(rank)
+	}
+	return r
+}
+
+func pearson(x, y []float64) float64 {
+	n := float64(len(x))
+	if n < 2 {
+		return 0
+	}
+	var mx, my float64
+	for i := range x {
+		mx += x[i]
+		my += y[i]
+	}
+	mx /= n
+	my /= n
+	var sxy, sxx, syy float64
+	for i := range x {
+		dx, dy := x[i]-mx, y[i]-my
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if sxx == 0 || syy == 0 {
+		return 0
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}

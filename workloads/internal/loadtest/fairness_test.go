@@ -1,0 +1,66 @@
+package loadtest
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestSpearman(t *testing.T) {
+	x := []float64{1, 2, 3, 4, 5}
+	if got := Spearman(x, []float64{10, 20, 30, 40, 50}); math.Abs(got-1) > 1e-9 {
+		t.Fatalf("same order: %v", got)
+	}
+	if got := Spearman(x, []float64{5, 4, 3, 2, 1}); math.Abs(got+1) > 1e-9 {
+		t.Fatalf("reversed: %v", got)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	n := 5000
+	a, b := make([]float64, n), make([]float64, n)
+	for i := range a {
+		a[i] = float64(i)
+		b[i] = r.Float64()
+	}
+	if got := Spearman(a, b); math.Abs(got) > 0.05 {
+		t.Fatalf("independent samples correlate: %v", got)
+	}
+}
+
+func TestComputeFairness(t *testing.T) {
+	var log []Admission
+	// Pre-queue of 1000 admitted in a random order, then 500 FIFO.
+	perm := rand.New(rand.NewPCG(3, 4)).Perm(1000)
+	for i, p := range perm {
+		log = append(log, Admission{Customer: fmt.Sprint("p", p), ArrivalSeq: int64(p + 1), QueueSeq: int64(i + 1)})
+	}
+	for i := 0; i < 500; i++ {
+		log = append(log, Admission{Customer: fmt.Sprint("f", i), ArrivalSeq: int64(1001 + i), QueueSeq: int64(1001 + i)})
+	}
+	f := ComputeFairness(log, 1000)
+	if f.Admitted != 1500 || f.AdmittedTwice != 0 || f.PostOpenAdmitted != 500 || f.PostOpenInversions != 0 || f.PreQueueAdmitted != 1000 {
+		t.Fatalf("unexpected: %+v", f)
+	}
+	if math.Abs(f.PreQueueSpearman) > 0.1 || !f.PreQueueSpearmanSet {
+		t.Fatalf("shuffled pre-queue spearman %v", f.PreQueueSpearman)
+	}
+	// An out-of-order admission and a repeated customer are caught.
+	log[1100], log[1101] = log[1101], log[1100]
+	log = append(log, Admission{Customer: "f3", ArrivalSeq: 9999})
+	f = ComputeFairness(log, 1000)
+	if f.PostOpenInversions != 1 || f.AdmittedTwice != 1 {
+		t.Fatalf("defects not counted: %+v", f)
+	}
+}
+
+func TestParseAdmissionLog(t *testing.T) {
+	got, err := ParseAdmissionLog([]string{"cust-1|5|2"})
+	if err != nil || len(got) != 1 || got[0].Customer != "cust-1" || got[0].ArrivalSeq != 5 || got[0].QueueSeq != 2 {
+		t.Fatalf("%+v %v", got, err)
+	}
+	for _, bad := range []string{"a|b|c", "a|1", ""} {
+		if _, err := ParseAdmissionLog([]string{bad}); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package loadtest
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseProfile(t *testing.T) {
+	p, err := ParseProfile(DefaultProfile(), "customers=2000, abandon=0.1,joinwindow=5s, maxseats=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Customers != 2000 || p.Abandon != 0.1 || p.JoinWindow != 5*time.Second || p.MaxSeats != 2 {
+		t.Fatalf("overrides not applied: %+v", p)
+	}
+	if p.NoClaim != DefaultProfile().NoClaim {
+		t.Fatal("untouched field changed")
+	}
+	for _, bad := range []string{"customers=0", "abandon=1.5", "nokey", "colour=blue", "joinwindow=soon", "maxseats=11", "abandon=0.6,noclaim=0.6"} {
+		if _, err := ParseProfile(DefaultProfile(), bad); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+func TestHistogramQuantiles(t *testing.T) {
+	var h histogram
+	for i := 1; i <= 1000; i++ {
+		h.add(time.Duration(i) * time.Millisecond)
+	}
+	p50, p99 := h.quantile(0.5), h.quantile(0.99)
+	if p50 < 480*time.Millisecond || p50 > 530*time.Millisecond {
+		t.Fatalf("p50 %v", p50)
+	}
+	if p99 < 970*time.Millisecond || p99 > 1040*time.Millisecond {
+		t.Fatalf("p99 %v", p99)
+	}
+}
+
+func TestSignWebhookFormat(t *testing.T) {
+	got := SignWebhook("whsec", time.Unix(1700000000, 0), []byte(`{"a":1}`))
+	// HMAC-SHA256("whsec", `1700000000.{"a":1}`), computed independently with openssl.
+	want := "t=1700000000,v1=" + expectedHMAC
+	if got != want {
+		t.Fatalf("got %s want %s", got, want)
+	}
+}
+
+const expectedHMAC = "8ad37ba156048ae0e0a5533c75cdf26fee88b07f93cb57ee4c80adb053012032"

@@ -1,0 +1,116 @@
+package loadtest
+
+import (
+	"container/heap"
+	"context"
+	"sync"
+	"time"
+)
+
+// scheduler runs many simulated customers with a fixed number of workers:
+// an idle customer is an entry in a heap, not a sleeping goroutine, so
+// millions of them fit in memory.
+type scheduler struct {
+	mu      sync.Mutex
+	h       taskHeap
+	wake    chan struct{}
+	pending sync.WaitGroup // customers not finished yet
+}
+
+type task struct {
+	at time.Time
+	c  *customer
+}
+
+type taskHeap []task
+
+func (h taskHeap) Len() int           { return len(h) }
+func (h taskHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h taskHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *taskHeap) Push(x any)        { *h = append(*h, x.(task)) }
+func (h *taskHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return t
+}
+
+func newScheduler() *scheduler { return &scheduler{wake: make(chan struct{}, 1)} }
+
+// add schedules a new customer's first step.
+func (s *scheduler) add(c *customer, at time.Time) {
+	s.pending.Add(1)
+	s.at(c, at)
+}
+
+// at schedules the customer's next step.
+func (s *scheduler) at(c *customer, at time.Time) {
+	s.mu.Lock()
+	heap.Push(&s.h, task{at: at, c: c})
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// done marks a customer finished.
+func (s *scheduler) done() { s.pending.Done() }
+
+// run hands due customers to workers until ctx ends or every customer is done.
+func (s *scheduler) run(ctx context.Context, workers int, step func(context.Context, *customer)) {
+	work := make(chan *customer, workers)
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range work {
+				step(ctx, c)
+			}
+		}()
+	}
+	allDone := make(chan struct{})
+	go func() { s.pending.Wait(); close(allDone) }()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		var next *task
+		if len(s.h) > 0 {
+			t := s.h[0]
+			next = &t
+			if !t.at.After(time.Now()) {
+				heap.Pop(&s.h)
+			}
+		}
+		s.mu.Unlock()
+		if next != nil && !next.at.After(time.Now()) {
+			select {
+			case work <- next.c:
+				continue
+			case <-ctx.Done():
+				close(work)
+				wg.Wait()
+				return
+			}
+		}
+		wait := time.Hour
+		if next != nil {
+			wait = time.Until(next.at)
+		}
+		timer.Reset(wait)
+		select {
+		case <-timer.C:
+		case <-s.wake:
+		case <-allDone:
+			close(work)
+			wg.Wait()
+			return
+		case <-ctx.Done():
+			close(work)
+			wg.Wait()
+			return
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package loadtest
+
+import (
+	"math"
+	"sort"
+	"sync"
+	"time"
+)
+
+// histogram records latencies in logarithmic buckets (about 4% wide), so
+// millions of samples take constant memory.
+type histogram struct {
+	counts [400]uint64
+	n      uint64
+}
+
+const histBase = 1.04
+
+func bucketOf(d time.Duration) int {
+	us := float64(d.Microseconds())
+	if us < 1 {
+		return 0
+	}
+	b := int(math.Log(us) / math.Log(histBase))
+	if b >= len(histogram{}.counts) {
+		b = len(histogram{}.counts) - 1
+	}
+	return b
+}
+
+func (h *histogram) add(d time.Duration) { h.counts[bucketOf(d)]++; h.n++ }
+
+// quantile returns the upper edge of the bucket holding quantile q.
+func (h *histogram) quantile(q float64) time.Duration {
+	if h.n == 0 {
+		return 0
+	}
+	target := uint64(math.Ceil(q * float64(h.n)))
+	var seen uint64
+	for i, c := range h.counts {
+		seen += c
+		if seen >= target {
+			return time.Duration(math.Pow(histBase, float64(i+1))) * time.Microsecond
+		}
+	}
+	return 0
+}
+
+// EndpointStats summarises one endpoint in the report.
+type EndpointStats struct {
+	Endpoint string         `json:"endpoint"`
+	Requests uint64         `json:"requests"`
+	ByStatus map[int]uint64 `json:"byStatus"`
+	Errors   uint64         `json:"errors"` // transport errors and 5xx
+	P50Ms    float64        `json:"p50Ms"`
+	P99Ms    float64        `json:"p99Ms"`
+}
+
+type endpoint struct {
+	hist     histogram
+	byStatus map[int]uint64
+	errors   uint64
+}
+
+// recorder collects per-endpoint figures from many goroutines.
+type recorder struct {
+	mu        sync.Mutex
+	endpoints map[string]*endpoint
+	total     uint64
+}
+
+func newRecorder() *recorder { return &recorder{endpoints: map[string]*endpoint{}} }
+
+// record notes one request; status 0 means a transport error.
+func (r *recorder) record(name string, status int, d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.endpoints[name]
+	if e == nil {
+		e = &endpoint{byStatus: map[int]uint64{}}
+		r.endpoints[name] = e
+	}
+	e.hist.add(d)
+	e.byStatus[status]++
+	if status == 0 || status >= 500 {
+		e.errors++
+	}
+	r.total++
+}
+
+func (r *recorder) requests() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.total
+}
+
+func (r *recorder) snapshot() []EndpointStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]EndpointStats, 0, len(r.endpoints))
+	for name, e := range r.endpoints {
+		by := make(map[int]uint64, len(e.byStatus))
+		for k, v := range e.byStatus {
+			by[k] = v
+		}
+		out = append(out, EndpointStats{
+			Endpoint: name, Requests: e.hist.n, ByStatus: by, Errors: e.errors,
+			P50Ms: ms(e.hist.quantile(0.5)), P99Ms: ms(e.hist.quantile(0.99)),
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Endpoint < out[j].Endpoint })
+	return out
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d.Microseconds())/10) / 100 }
