@@ -1,0 +1,147 @@
+package tickets
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
+)
+
+// CodeIssuer is the iss of every ticket code.
+const CodeIssuer = "ticketfair-tickets"
+
+// ErrInvalidCode is returned for a ticket code that does not verify.
+var ErrInvalidCode = errors.New("invalid ticket code")
+
+// Claims are what a ticket code proves. A gate verifies the signature
+// offline against the published keys and checks the event; the ticket id
+// lets it refuse a second entry.
+type Claims struct {
+	jwt.RegisteredClaims        // iss, sub = ticket id, iat = payment time
+	EventID              int64  `json:"eid"`
+	OrderID              string `json:"oid"`
+	SeatID               string `json:"seat"`
+	Section              string `json:"sec,omitempty"`
+}
+
+// TicketID is derived from the order and seat, so a ticket re-issued from a
+// replayed message has the same id and the same code.
+func TicketID(orderID, seatID string) string {
+	sum := sha256.Sum256([]byte(orderID + "\x00" + seatID))
+	return "tkt_" + hex.EncodeToString(sum[:12])
+}
+
+type signingKey struct {
+	id      string
+	private ed25519.PrivateKey
+}
+
+// Keys signs ticket codes: the first key signs, all are published so codes
+// signed by a rotated-out key keep verifying.
+type Keys struct {
+	keys []signingKey
+}
+
+// ParseKeys parses "kid:base64seed,kid2:base64seed2" (32-byte Ed25519
+// seeds), the format of the access token keys.
+func ParseKeys(s string) (*Keys, error) {
+	var ks Keys
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		kid, b64, ok := strings.Cut(part, ":")
+		if !ok || kid == "" {
+			return nil, errors.New("ticket key: want kid:base64seed")
+		}
+		seed, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			if seed, err = base64.RawURLEncoding.DecodeString(b64); err != nil {
+				return nil, fmt.Errorf("ticket key %s: seed is not base64", kid)
+			}
+		}
+		if len(seed) != ed25519.SeedSize {
+			return nil, fmt.Errorf("ticket key %s: seed has %d bytes, want %d", kid, len(seed), ed25519.SeedSize)
+		}
+		ks.keys = append(ks.keys, signingKey{id: kid, private: ed25519.NewKeyFromSeed(seed)})
+	}
+	if len(ks.keys) == 0 {
+		return nil, errors.New("no ticket keys configured (TICKETFAIR_TICKET_KEYS)")
+	}
+	return &ks, nil
+}
+
+// Sign makes the code of one ticket. Ed25519 is deterministic, so the same
+// ticket always gets the same code.
+func (ks *Keys) Sign(ticketID string, eventID int64, orderID, seatID, section string, paidAt time.Time) (string, error) {
+	k := ks.keys[0]
+	c := Claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:   CodeIssuer,
+			Subject:  ticketID,
+			IssuedAt: jwt.NewNumericDate(paidAt),
+		},
+		EventID: eventID, OrderID: orderID, SeatID: seatID, Section: section,
+	}
+	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
+	t.Header["kid"] = k.id
+	s, err := t.SignedString(k.private)
+	if err != nil {
+		return "", fmt.Errorf("sign ticket code: %w", err)
+	}
+	return s, nil
+}
+
+// PublicKeys maps kid to public key.
+func (ks *Keys) PublicKeys() map[string]ed25519.PublicKey {
+	m := make(map[string]ed25519.PublicKey, len(ks.keys))
+	for _, k := range ks.keys {
+		m[k.id] = k.private.Public().(ed25519.PublicKey)
+	}
+	return m
+}
+
+// JWKS is the published verification key set (same document format as the
+// access token keys; read it back with accesstoken.ParseJWKS).
+func (ks *Keys) JWKS() accesstoken.JWKS {
+	out := accesstoken.JWKS{Keys: []accesstoken.JWK{}}
+	for _, k := range ks.keys {
+		out.Keys = append(out.Keys, accesstoken.JWK{Kty: "OKP", Crv: "Ed25519", Kid: k.id, Use: "sig", Alg: "EdDSA",
+			X: base64.RawURLEncoding.EncodeToString(k.private.Public().(ed25519.PublicKey))})
+	}
+	return out
+}
+
+var codeParser = jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}), jwt.WithIssuer(CodeIssuer))
+
+// VerifyCode checks a ticket code offline against public keys (as a gate
+// does with the published JWKS) and that it is for eventID.
+func VerifyCode(code string, keys map[string]ed25519.PublicKey, eventID int64) (*Claims, error) {
+	var c Claims
+	_, err := codeParser.ParseWithClaims(code, &c, func(t *jwt.Token) (any, error) {
+		kid, _ := t.Header["kid"].(string)
+		if k, ok := keys[kid]; ok {
+			return k, nil
+		}
+		return nil, fmt.Errorf("unknown kid %q", kid)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidCode, err)
+	}
+	if c.EventID != eventID {
+		return nil, fmt.Errorf("%w: ticket is for event %d, not %d", ErrInvalidCode, c.EventID, eventID)
+	}
+	if c.Subject != TicketID(c.OrderID, c.SeatID) {
+		return nil, fmt.Errorf("%w: ticket id does not match its seat", ErrInvalidCode)
+	}
+	return &c, nil
+}

@@ -1,0 +1,162 @@
+package tickets
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/events"
+)
+
+// consumer reads ticket-issued in a consumer group and issues tickets.
+// Offsets are committed only after a message's tickets are stored, so a
+// crash re-reads it and the database's dedupe makes that harmless.
+type consumer struct {
+	cfg    config.Tickets
+	pool   *pgxpool.Pool
+	keys   *Keys
+	m      *metrics
+	log    *slog.Logger
+	reader *kafka.Reader
+
+	// beforeCommit, when set (tests only), runs after a message is stored
+	// and before its offset is committed; an error stops the consumer
+	// without committing, as a crash there would.
+	beforeCommit func(kafka.Message) error
+}
+
+func newConsumer(cfg config.Tickets, pool *pgxpool.Pool, keys *Keys, m *metrics) *consumer {
+	return &consumer{
+		cfg: cfg, pool: pool, keys: keys, m: m,
+		log: slog.Default().With("component", "tickets"),
+		reader: kafka.NewReader(kafka.ReaderConfig{
+			Brokers:        cfg.Brokers,
+			GroupID:        cfg.ConsumerGroup,
+			Topic:          cfg.TopicTicketIssued,
+			StartOffset:    kafka.FirstOffset, // a new group starts at the beginning: no paid order is skipped
+			CommitInterval: 0,                 // synchronous commits, after storing
+			MaxWait:        250 * time.Millisecond,
+			ReadBackoffMin: 50 * time.Millisecond,
+			ReadBackoffMax: time.Second,
+		}),
+	}
+}
+
+func (c *consumer) close() error { return c.reader.Close() }
+
+// run consumes until ctx is cancelled or a commit hook stops it.
+func (c *consumer) run(ctx context.Context) error {
+	for {
+		msg, err := c.reader.FetchMessage(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("fetch %s: %w", c.cfg.TopicTicketIssued, err)
+		}
+		if err := c.handle(ctx, msg); err != nil {
+			return nil // only ctx ends handle
+		}
+		if c.beforeCommit != nil {
+			if err := c.beforeCommit(msg); err != nil {
+				return err
+			}
+		}
+		if err := c.reader.CommitMessages(ctx, msg); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			// Not fatal: the message is stored, a redelivery is a no-op.
+			c.log.Warn("commit offset", "partition", msg.Partition, "offset", msg.Offset, "err", err)
+		}
+	}
+}
+
+// handle applies one message, retrying storage failures with backoff until
+// they succeed or ctx ends. A message that can never apply is logged and
+// skipped so it does not block the partition.
+func (c *consumer) handle(ctx context.Context, msg kafka.Message) error {
+	var outboxID int64
+	for _, h := range msg.Headers {
+		switch h.Key {
+		case events.HeaderOutboxID:
+			outboxID, _ = strconv.ParseInt(string(h.Value), 10, 64)
+		case events.HeaderEventType:
+			if t := string(h.Value); t != events.TypeTicketIssued {
+				c.m.messages.WithLabelValues("skipped").Inc()
+				c.log.Warn("skipping message of another type", "eventType", t, "partition", msg.Partition, "offset", msg.Offset)
+				return nil
+			}
+		}
+	}
+	var m events.TicketIssued
+	if err := json.Unmarshal(msg.Value, &m); err != nil {
+		c.reject(msg, fmt.Errorf("%w: %v", ErrInvalidMessage, err))
+		return nil
+	}
+	for attempt := 0; ; attempt++ {
+		n, err := Issue(ctx, c.pool, c.keys, outboxID, &m)
+		switch {
+		case errors.Is(err, ErrInvalidMessage):
+			c.reject(msg, err)
+			return nil
+		case err != nil:
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			c.m.storeErrors.Inc()
+			d := backoff(attempt, c.cfg.RetryBackoff, 10*time.Second)
+			c.log.Warn("store tickets failed; retrying", "orderId", m.OrderID, "err", err, "in", d)
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+			continue
+		case n == 0:
+			c.m.messages.WithLabelValues("duplicate").Inc()
+			return nil
+		}
+		c.m.messages.WithLabelValues("issued").Inc()
+		c.m.issued.Add(float64(n))
+		if !msg.Time.IsZero() {
+			c.m.latency.Observe(time.Since(msg.Time).Seconds())
+		}
+		// The customer notification (an email later) is a structured event.
+		c.log.InfoContext(ctx, "ticket ready", "event", "ticket_ready",
+			"orderId", m.OrderID, "customerId", m.CustomerID, "eventId", m.EventID,
+			"tickets", n, "outboxId", outboxID)
+		return nil
+	}
+}
+
+func (c *consumer) reject(msg kafka.Message, err error) {
+	c.m.messages.WithLabelValues("rejected").Inc()
+	c.log.Error("rejecting ticket-issued message", "partition", msg.Partition, "offset", msg.Offset,
+		"key", string(msg.Key), "err", err)
+}
+
+// backoff is exponential with full jitter, capped at hi.
+func backoff(attempt int, lo, hi time.Duration) time.Duration {
+	if lo <= 0 {
+		lo = 100 * time.Millisecond
+	}
+	hi = max(hi, lo)
+	d := lo
+	for i := 0; i < attempt && d < hi; i++ {
+		d *= 2
+	}
+	d = min(d, hi)
+	return lo + rand.N(d-lo+1)
+}

@@ -1,0 +1,167 @@
+// Package tickets issues tickets: `ticketfair tickets` consumes ticket-issued
+// in a consumer group, stores one ticket per seat of each paid order
+// (exactly once, whatever Kafka redelivers), and serves an order's tickets to
+// its customer. Every ticket carries a code signed with Ed25519 that a gate
+// verifies offline against the keys published at
+// /.well-known/ticket-keys.json.
+package tickets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
+	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+)
+
+// KeysPath is where the ticket code verification keys are published.
+const KeysPath = "/.well-known/ticket-keys.json"
+
+type metrics struct {
+	messages    *prometheus.CounterVec
+	issued      prometheus.Counter
+	storeErrors prometheus.Counter
+	latency     prometheus.Histogram
+}
+
+func newMetrics() *metrics {
+	return &metrics{
+		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ticketfair_tickets_messages_total", Help: "ticket-issued messages by result: issued, duplicate, rejected, skipped.",
+		}, []string{"result"}),
+		issued: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ticketfair_tickets_issued_total", Help: "Tickets issued (one per seat).",
+		}),
+		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ticketfair_tickets_store_errors_total", Help: "Failed attempts to store tickets (retried).",
+		}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "ticketfair_tickets_message_to_stored_seconds", Help: "Time from a message's produce timestamp to its tickets being stored.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
+		}),
+	}
+}
+
+// Service is the tickets service: the consumer plus the HTTP API.
+type Service struct {
+	pool     *pgxpool.Pool
+	keys     *Keys
+	identity *identity.Verifier
+	m        *metrics
+	reg      *prometheus.Registry
+	consumer *consumer
+}
+
+// New builds the service on pool.
+func New(ctx context.Context, cfg config.Tickets, pool *pgxpool.Pool) (*Service, error) {
+	keys, err := ParseKeys(cfg.TicketKeys)
+	if err != nil {
+		return nil, err
+	}
+	idv, err := identity.New(ctx, cfg.Identity)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.TopicTicketIssued == "" || cfg.ConsumerGroup == "" || len(cfg.Brokers) == 0 {
+		return nil, errors.New("tickets: brokers, topic and consumer group are required")
+	}
+	s := &Service{pool: pool, keys: keys, identity: idv, m: newMetrics(), reg: prometheus.NewRegistry()}
+	s.consumer = newConsumer(cfg, pool, keys, s.m)
+	s.reg.MustRegister(s.m.messages, s.m.issued, s.m.storeErrors, s.m.latency,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "ticketfair_tickets_consumer_lag", Help: "Messages of ticket-issued not yet read by this consumer.",
+		}, func() float64 { return float64(s.consumer.reader.Stats().Lag) }))
+	return s, nil
+}
+
+// Consume runs the consumer until ctx is cancelled.
+func (s *Service) Consume(ctx context.Context) error { return s.consumer.run(ctx) }
+
+// Close stops the Kafka reader (leaving the group).
+func (s *Service) Close() error { return s.consumer.close() }
+
+// Run serves `ticketfair tickets` until ctx is cancelled.
+func Run(ctx context.Context, cfg config.Tickets, ready func(net.Addr)) error {
+	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	defer pool.Close()
+	s, err := New(ctx, cfg, pool)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		err := s.Consume(ctx)
+		cancel() // a consumer that stops takes the service down: Kubernetes restarts it
+		errc <- err
+	}()
+	err = httpapi.Serve(ctx, cfg.HTTPAddr, s.Handler(), cfg.ShutdownGrace, ready)
+	cancel()
+	cerr := <-errc
+	_ = s.Close()
+	return errors.Join(err, cerr)
+}
+
+// Handler serves the API, probes and metrics.
+func (s *Service) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /orders/{orderId}/tickets", httpapi.HandlerFunc(s.orderTickets))
+	mux.Handle("GET "+KeysPath, httpapi.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) error {
+		httpapi.WriteJSON(w, http.StatusOK, s.keys.JWKS())
+		return nil
+	}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.Handle("GET /readyz", httpapi.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		// The ticket table must exist: ready means migrated too.
+		if _, err := s.pool.Exec(ctx, "SELECT 1 FROM ticket LIMIT 0"); err != nil {
+			return httpapi.Unavailable("database", err)
+		}
+		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		return nil
+	}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.Handle("/", httpapi.NotFoundHandler())
+	return mux
+}
+
+// orderTickets returns an order's tickets to the order's customer. Another
+// customer gets the same 404 as for an unknown order, so order ids cannot
+// be probed; 404 also means "not issued yet" (the client polls).
+func (s *Service) orderTickets(w http.ResponseWriter, r *http.Request) error {
+	customer, err := s.identity.Customer(r)
+	if err != nil {
+		return &httpapi.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "a valid identity token is required", Err: err}
+	}
+	orderID := r.PathValue("orderId")
+	if orderID == "" || len(orderID) > 128 {
+		return httpapi.Errorf(http.StatusBadRequest, "bad_order_id", "order id must be 1-128 characters")
+	}
+	ts, err := ForOrder(r.Context(), s.pool, orderID)
+	if err != nil {
+		return err
+	}
+	if len(ts) == 0 || ts[0].CustomerID != customer {
+		return httpapi.Errorf(http.StatusNotFound, "not_found", "no tickets for this order (yet)")
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
+		"orderId": orderID, "eventId": ts[0].EventID, "tickets": ts,
+	})
+	return nil
+}
