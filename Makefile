@@ -78,6 +78,11 @@ demo: deps ## Run a local sale end to end on this machine (pass flags with DEMO_
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
 	$(LOCALBIN)/ticketfair demo $(DEMO_ARGS)
 
+.PHONY: bench
+bench: deps ## Measure joins/s, polls/s, holds/s against redis-benchmark, pgbench and a plain Go handler in one run; writes docs/bench-results.md.
+	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
+	$(LOCALBIN)/ticketfair bench --out docs/bench-results.md $(BENCH_ARGS)
+
 ##@ Build
 
 .PHONY: build
@@ -95,7 +100,16 @@ docker-build: ## Build the image (needs a Docker engine).
 
 .PHONY: helm-lint
 helm-lint: helm ## Lint the Helm chart.
-	$(HELM) lint charts/ticketfair
+	$(HELM) lint --strict charts/ticketfair
+
+.PHONY: chart-check
+chart-check: manifests helm-lint ## CI: the chart's CRD and RBAC match config/, and the chart lints.
+	hack/sync-chart.sh --check
+	$(HELM) lint --strict charts/ticketfair --set crds.enabled=false --set 'watchNamespaces={a,b}'
+
+.PHONY: delivery-check
+delivery-check: envtest helm ## `helm template` and `kubectl apply --dry-run=server -f config/samples/` against envtest.
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) HELM=$(HELM) go test -count=1 -run TestDeliveryManifests ./controllers/
 
 ##@ Deployment
 
@@ -110,7 +124,7 @@ uninstall: manifests kustomize ## Remove the CRDs from the current cluster.
 .PHONY: deploy
 deploy: manifests kustomize ## Deploy the operator to the current cluster.
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
-	$(KUSTOMIZE) build config/default | kubectl apply --server-side -f -
+	$(KUSTOMIZE) build config/default | sed 's|--workload-image=.*|--workload-image=$(IMG)|' | kubectl apply --server-side -f -
 
 .PHONY: undeploy
 undeploy: kustomize ## Remove the operator from the current cluster.

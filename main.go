@@ -21,17 +21,25 @@ package main
 import (
 	"flag"
 	"os"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
 	"github.com/ticketfair/ticketfair/controllers"
+	"github.com/ticketfair/ticketfair/controllers/render"
 )
 
 var scheme = runtime.NewScheme()
@@ -42,34 +50,62 @@ func init() {
 }
 
 func main() {
-	var metricsAddr, probeAddr, workloadImage string
+	var metricsAddr, probeAddr, workloadImage, watchNamespaces string
 	var leaderElect bool
+	var statsInterval time.Duration
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so only one operator replica reconciles")
-	flag.StringVar(&workloadImage, "workload-image", "ticketfair:dev", "image of the ticketfair workloads (queue, booking, relay, tickets)")
+	flag.StringVar(&workloadImage, "workload-image", "ticketfair:dev", "image of the ticketfair workloads (queue, booking, relay, tickets) when a TicketEvent names none")
+	flag.StringVar(&watchNamespaces, "watch-namespaces", "", "comma-separated namespaces whose TicketEvents are reconciled; empty watches all")
+	flag.DurationVar(&statsInterval, "stats-interval", controllers.DefaultStatsInterval, "how often sale figures are fetched from the queue while a sale runs")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
+	cacheOpts := cache.Options{
+		// Only the operator's own Secrets (the generated keys) are cached,
+		// not every Secret of the watched namespaces.
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": render.ManagerName})},
+		},
+	}
+	if watchNamespaces != "" {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range strings.Split(watchNamespaces, ",") {
+			if ns = strings.TrimSpace(ns); ns != "" {
+				cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+			}
+		}
+	}
+	metricsOpts := metricsserver.Options{BindAddress: metricsAddr}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		Cache:                  cacheOpts,
+		Metrics:                metricsOpts,
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "ticketfair-operator.ticketfair.io",
+		// Step down at once on SIGTERM so a rolling update hands over quickly.
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		log.Error(err, "unable to create manager")
 		os.Exit(1)
 	}
-	if err := (&controllers.TicketEventReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme()}).SetupWithManager(mgr); err != nil {
+	r := &controllers.TicketEventReconciler{
+		Client:        mgr.GetClient(),
+		Scheme:        mgr.GetScheme(),
+		Options:       render.Options{Image: workloadImage},
+		Recorder:      mgr.GetEventRecorder("ticketfair-operator"),
+		StatsInterval: statsInterval,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
 		log.Error(err, "unable to create controller")
 		os.Exit(1)
 	}
-	_ = workloadImage
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		log.Error(err, "unable to set up health check")
 		os.Exit(1)

@@ -14,57 +14,536 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package controllers holds the TicketEvent reconciler.
+// Package controllers holds the TicketEvent reconciler. The objects it
+// writes are rendered by package controllers/render.
 package controllers
 
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
+	"github.com/ticketfair/ticketfair/controllers/render"
 )
+
+// FieldOwner is the server-side apply field manager of the operator.
+const FieldOwner = "ticketfair-operator"
+
+// DefaultStatsInterval is how often sale figures are refreshed while the queue runs.
+const DefaultStatsInterval = 5 * time.Second
 
 // TicketEventReconciler provisions and reports one sale per TicketEvent.
 type TicketEventReconciler struct {
 	client.Client
 	Scheme *runtime.Scheme
+	// Options are the operator-wide rendering inputs (the workload image).
+	Options render.Options
+	// Recorder records Events on the TicketEvent; nil records none.
+	Recorder events.EventRecorder
+	// Stats fetches the sale figures; nil uses HTTPStats on the queue Service.
+	Stats StatsFetcher
+	// StatsInterval defaults to DefaultStatsInterval.
+	StatsInterval time.Duration
+	// Now defaults to time.Now.
+	Now func() time.Time
 }
 
 // +kubebuilder:rbac:groups=tickets.ticketfair.io,resources=ticketevents,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=tickets.ticketfair.io,resources=ticketevents/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=tickets.ticketfair.io,resources=ticketevents/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=configmaps;secrets;serviceaccounts;services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 
-// Reconcile records that the current generation was observed.
+// observed is what one reconcile learned; status is computed from it.
+type observed struct {
+	missing     []string
+	migration   ticketsv1alpha1.MigrationStatus
+	deployments map[render.Component]*appsv1.Deployment // nil entry: not created yet
+	stats       *Stats
+	statsErr    error
+}
+
+// Reconcile runs the steps of a sale in order; each step is idempotent.
 func (r *TicketEventReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var te ticketsv1alpha1.TicketEvent
 	if err := r.Get(ctx, req.NamespacedName, &te); err != nil {
-		if apierrors.IsNotFound(err) {
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("get TicketEvent: %w", err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if te.Status.ObservedGeneration == te.Generation {
+	if !te.DeletionTimestamp.IsZero() {
+		// Owned objects are garbage-collected; orders and seats stay in PostgreSQL.
 		return ctrl.Result{}, nil
 	}
-	patch := client.MergeFrom(te.DeepCopy())
-	te.Status.ObservedGeneration = te.Generation
-	if err := r.Status().Patch(ctx, &te, patch); err != nil {
-		return ctrl.Result{}, fmt.Errorf("update status: %w", err)
+	obs := observed{deployments: map[render.Component]*appsv1.Deployment{}}
+	if obs.missing = render.Missing(&te); len(obs.missing) > 0 {
+		return r.writeStatus(ctx, &te, obs)
 	}
-	log.FromContext(ctx).Info("observed", "generation", te.Generation)
-	return ctrl.Result{}, nil
+	objs, err := render.Render(&te, r.Options)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("render: %w", err)
+	}
+	steps := []struct {
+		name string
+		run  func(context.Context, *ticketsv1alpha1.TicketEvent, *render.Objects, *observed) error
+	}{
+		{"keys", r.stepKeys},
+		{"configuration", r.stepConfiguration},
+		{"queue-rbac", r.stepQueueRBAC},
+		{"services", r.stepServices},
+		{"autoscaling", r.stepAutoscaling},
+		{"queue", r.stepQueue},
+		{"migration", r.stepMigration},
+		{"workloads", r.stepWorkloads},
+		{"stats", r.stepStats},
+	}
+	for _, s := range steps {
+		if err := s.run(ctx, &te, objs, &obs); err != nil {
+			return ctrl.Result{}, fmt.Errorf("step %s: %w", s.name, err)
+		}
+	}
+	return r.writeStatus(ctx, &te, obs)
 }
 
-// SetupWithManager registers the reconciler.
+// stepKeys creates the Secret of generated keys once; it is never rewritten,
+// because rotating it would invalidate issued access tokens and tickets.
+func (r *TicketEventReconciler) stepKeys(ctx context.Context, te *ticketsv1alpha1.TicketEvent, _ *render.Objects, _ *observed) error {
+	key := client.ObjectKey{Namespace: te.Namespace, Name: render.KeysSecretName(te)}
+	var existing corev1.Secret
+	err := r.Get(ctx, key, &existing)
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("get Secret %s: %w", key.Name, err)
+	}
+	data, err := render.GenerateKeys()
+	if err != nil {
+		return err
+	}
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: render.Labels(te, "keys")},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       data,
+	}
+	if err := controllerutil.SetControllerReference(te, s, r.Scheme); err != nil {
+		return err
+	}
+	if err := r.Create(ctx, s); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil // another reconcile won; keep its keys
+		}
+		return fmt.Errorf("create Secret %s: %w", key.Name, err)
+	}
+	r.event(te, corev1.EventTypeNormal, "KeysGenerated", "Generate", "generated access-token, ticket and service keys in Secret %s", key.Name)
+	return nil
+}
+
+func (r *TicketEventReconciler) stepConfiguration(ctx context.Context, te *ticketsv1alpha1.TicketEvent, o *render.Objects, _ *observed) error {
+	for _, c := range render.Components {
+		if err := r.apply(ctx, te, o.ConfigMaps[c]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *TicketEventReconciler) stepQueueRBAC(ctx context.Context, te *ticketsv1alpha1.TicketEvent, o *render.Objects, _ *observed) error {
+	for _, obj := range []client.Object{o.ServiceAccount, o.Role, o.RoleBinding} {
+		if err := r.apply(ctx, te, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *TicketEventReconciler) stepServices(ctx context.Context, te *ticketsv1alpha1.TicketEvent, o *render.Objects, _ *observed) error {
+	for _, c := range []render.Component{render.Queue, render.Booking} {
+		if err := r.apply(ctx, te, o.Services[c]); err != nil {
+			return err
+		}
+		if err := r.apply(ctx, te, o.PodDisruptionBudgets[c]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stepAutoscaling applies the HPAs that are asked for and deletes those no
+// longer asked for, which would otherwise keep scaling the Deployment.
+func (r *TicketEventReconciler) stepAutoscaling(ctx context.Context, te *ticketsv1alpha1.TicketEvent, o *render.Objects, _ *observed) error {
+	for _, c := range []render.Component{render.Queue, render.Booking} {
+		if h, ok := o.HorizontalPodAutoscalers[c]; ok {
+			if err := r.apply(ctx, te, h); err != nil {
+				return err
+			}
+			continue
+		}
+		var h autoscalingv2.HorizontalPodAutoscaler
+		err := r.Get(ctx, client.ObjectKey{Namespace: te.Namespace, Name: render.Name(te, c)}, &h)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("get HorizontalPodAutoscaler %s: %w", render.Name(te, c), err)
+		}
+		if metav1.IsControlledBy(&h, te) {
+			if err := r.Delete(ctx, &h); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("delete HorizontalPodAutoscaler %s: %w", h.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// stepQueue starts the waiting room first: it needs only Redis, and people
+// may join the pre-queue while the database is still being migrated.
+func (r *TicketEventReconciler) stepQueue(ctx context.Context, te *ticketsv1alpha1.TicketEvent, o *render.Objects, obs *observed) error {
+	return r.applyDeployment(ctx, te, o.Deployments[render.Queue], render.Queue, obs)
+}
+
+// stepMigration runs the migration Job and reports its phase; the database
+// users wait for it to succeed.
+func (r *TicketEventReconciler) stepMigration(ctx context.Context, te *ticketsv1alpha1.TicketEvent, o *render.Objects, obs *observed) error {
+	job := o.MigrationJob
+	var existing batchv1.Job
+	err := r.Get(ctx, client.ObjectKeyFromObject(job), &existing)
+	switch {
+	case apierrors.IsNotFound(err):
+		// A Job's pod template is immutable: apply only when creating it.
+		if err := r.apply(ctx, te, job); err != nil {
+			return err
+		}
+		r.event(te, corev1.EventTypeNormal, "MigrationStarted", "Migrate", "started Job %s (schema and %d seats)", job.Name, render.SeatsTotal(te))
+		obs.migration = ticketsv1alpha1.MigrationStatus{JobName: job.Name, Phase: ticketsv1alpha1.MigrationPending}
+		return nil
+	case err != nil:
+		return fmt.Errorf("get Job %s: %w", job.Name, err)
+	}
+	obs.migration = ticketsv1alpha1.MigrationStatus{JobName: job.Name, Phase: jobPhase(&existing)}
+	if prev := te.Status.Migration; prev.JobName != job.Name || prev.Phase != obs.migration.Phase {
+		switch obs.migration.Phase {
+		case ticketsv1alpha1.MigrationSucceeded:
+			r.event(te, corev1.EventTypeNormal, "MigrationSucceeded", "Migrate", "Job %s succeeded", job.Name)
+		case ticketsv1alpha1.MigrationFailed:
+			r.event(te, corev1.EventTypeWarning, "MigrationFailed", "Migrate", "Job %s failed; see its pod logs", job.Name)
+		}
+	}
+	return nil
+}
+
+func jobPhase(j *batchv1.Job) ticketsv1alpha1.MigrationPhase {
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return ticketsv1alpha1.MigrationSucceeded
+		case batchv1.JobFailed:
+			return ticketsv1alpha1.MigrationFailed
+		}
+	}
+	if j.Status.Active > 0 {
+		return ticketsv1alpha1.MigrationRunning
+	}
+	return ticketsv1alpha1.MigrationPending
+}
+
+// stepWorkloads rolls out booking, relay and tickets once the schema and
+// seats exist.
+func (r *TicketEventReconciler) stepWorkloads(ctx context.Context, te *ticketsv1alpha1.TicketEvent, o *render.Objects, obs *observed) error {
+	for _, c := range []render.Component{render.Booking, render.Relay, render.Tickets} {
+		if obs.migration.Phase != ticketsv1alpha1.MigrationSucceeded {
+			// Already running pods (an earlier release) keep running.
+			if err := r.observeDeployment(ctx, te, c, obs); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := r.applyDeployment(ctx, te, o.Deployments[c], c, obs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stepStats refreshes the sale figures while a queue pod is ready; a failure
+// is reported in the SalesOpen condition and the last figures are kept.
+func (r *TicketEventReconciler) stepStats(ctx context.Context, te *ticketsv1alpha1.TicketEvent, _ *render.Objects, obs *observed) error {
+	if d := obs.deployments[render.Queue]; d == nil || d.Status.ReadyReplicas == 0 {
+		return nil
+	}
+	f := r.Stats
+	if f == nil {
+		f = &HTTPStats{}
+	}
+	s, err := f.FetchStats(ctx, te)
+	if err != nil {
+		obs.statsErr = err
+		if c := meta.FindStatusCondition(te.Status.Conditions, ticketsv1alpha1.ConditionSalesOpen); c == nil || c.Reason != reasonStatsUnavailable {
+			r.event(te, corev1.EventTypeWarning, reasonStatsUnavailable, "FetchStats", "sale figures unavailable: %v", err)
+		}
+		return nil
+	}
+	obs.stats = &s
+	return nil
+}
+
+func (r *TicketEventReconciler) applyDeployment(ctx context.Context, te *ticketsv1alpha1.TicketEvent, d *appsv1.Deployment, c render.Component, obs *observed) error {
+	if err := r.apply(ctx, te, d); err != nil {
+		return err
+	}
+	return r.observeDeployment(ctx, te, c, obs)
+}
+
+func (r *TicketEventReconciler) observeDeployment(ctx context.Context, te *ticketsv1alpha1.TicketEvent, c render.Component, obs *observed) error {
+	var d appsv1.Deployment
+	err := r.Get(ctx, client.ObjectKey{Namespace: te.Namespace, Name: render.Name(te, c)}, &d)
+	if apierrors.IsNotFound(err) {
+		obs.deployments[c] = nil
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get Deployment %s: %w", render.Name(te, c), err)
+	}
+	obs.deployments[c] = &d
+	return nil
+}
+
+// apply writes obj with server-side apply, owned by te. Only the fields the
+// operator renders are sent, so an HPA's replica count or another
+// controller's fields are left alone.
+func (r *TicketEventReconciler) apply(ctx context.Context, te *ticketsv1alpha1.TicketEvent, obj client.Object) error {
+	if err := controllerutil.SetControllerReference(te, obj, r.Scheme); err != nil {
+		return fmt.Errorf("owner reference on %s: %w", obj.GetName(), err)
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return fmt.Errorf("convert %s: %w", obj.GetName(), err)
+	}
+	// Zero values of the typed structs that must not be claimed.
+	delete(u, "status")
+	unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u, "spec", "template", "metadata", "creationTimestamp")
+	ac := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u})
+	if err := r.Apply(ctx, ac, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+	}
+	return nil
+}
+
+func (r *TicketEventReconciler) event(te *ticketsv1alpha1.TicketEvent, typ, reason, action, note string, args ...any) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(te, nil, typ, reason, action, note, args...)
+	}
+}
+
+func (r *TicketEventReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Condition reasons.
+const (
+	reasonMissingConfiguration = "MissingConfiguration"
+	reasonMigrationFailed      = "MigrationFailed"
+	reasonMigrating            = "Migrating"
+	reasonRollingOut           = "RollingOut"
+	reasonAvailable            = "Available"
+	reasonAsExpected           = "AsExpected"
+	reasonStatsReported        = "StatsReported"
+	reasonStatsUnavailable     = "StatsUnavailable"
+	reasonBeforeSalesOpenAt    = "BeforeSalesOpenAt"
+	reasonSalesOpenAtPassed    = "SalesOpenAtPassed"
+)
+
+// writeStatus computes the status on a copy, writes it only when it changed,
+// and says when to look again.
+func (r *TicketEventReconciler) writeStatus(ctx context.Context, te *ticketsv1alpha1.TicketEvent, obs observed) (ctrl.Result, error) {
+	next := te.DeepCopy()
+	r.computeStatus(next, obs)
+	if !equality.Semantic.DeepEqual(te.Status, next.Status) {
+		if err := r.Status().Update(ctx, next); err != nil {
+			if apierrors.IsConflict(err) {
+				// A newer version is on its way through the watch.
+				return ctrl.Result{RequeueAfter: time.Second}, nil
+			}
+			return ctrl.Result{}, fmt.Errorf("update status: %w", err)
+		}
+		log.FromContext(ctx).V(1).Info("status updated", "generation", next.Generation)
+	}
+	return ctrl.Result{RequeueAfter: r.requeueAfter(next, obs)}, nil
+}
+
+func (r *TicketEventReconciler) requeueAfter(te *ticketsv1alpha1.TicketEvent, obs observed) time.Duration {
+	if d := obs.deployments[render.Queue]; d != nil && d.Status.ReadyReplicas > 0 {
+		if te.Status.Sale == nil || !te.Status.Sale.SoldOut {
+			if r.StatsInterval > 0 {
+				return r.StatsInterval
+			}
+			return DefaultStatsInterval
+		}
+	}
+	// Before opening, look again when sales open so SalesOpen flips in time.
+	if until := te.Spec.SalesOpenAt.Sub(r.now()); until > 0 {
+		return min(until+time.Second, 10*time.Minute)
+	}
+	return 0
+}
+
+func (r *TicketEventReconciler) computeStatus(te *ticketsv1alpha1.TicketEvent, obs observed) {
+	st := &te.Status
+	gen := te.Generation
+	st.ObservedGeneration = gen
+	st.SeatsTotal = render.SeatsTotal(te)
+	set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen})
+	}
+
+	if len(obs.missing) > 0 {
+		msg := "set " + strings.Join(obs.missing, ", ") + " to provision the sale"
+		set(ticketsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonMissingConfiguration, msg)
+		set(ticketsv1alpha1.ConditionReady, metav1.ConditionFalse, reasonMissingConfiguration, msg)
+		set(ticketsv1alpha1.ConditionProgressing, metav1.ConditionFalse, reasonMissingConfiguration, msg)
+		r.salesOpenCondition(te, obs, set)
+		return
+	}
+
+	st.Migration = obs.migration
+	comp := func(c render.Component) ticketsv1alpha1.ComponentStatus {
+		d := obs.deployments[c]
+		if d == nil {
+			return ticketsv1alpha1.ComponentStatus{}
+		}
+		return ticketsv1alpha1.ComponentStatus{Replicas: desired(d), ReadyReplicas: d.Status.ReadyReplicas}
+	}
+	st.Components = ticketsv1alpha1.ComponentsStatus{
+		Queue: comp(render.Queue), Booking: comp(render.Booking), Relay: comp(render.Relay), Tickets: comp(render.Tickets),
+	}
+
+	if obs.migration.Phase == ticketsv1alpha1.MigrationFailed {
+		set(ticketsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonMigrationFailed,
+			fmt.Sprintf("migration Job %s failed; booking, relay and tickets wait for it (delete the Job to retry)", obs.migration.JobName))
+	} else {
+		set(ticketsv1alpha1.ConditionDegraded, metav1.ConditionFalse, reasonAsExpected, "no failures")
+	}
+
+	var notReady []string
+	for _, c := range render.Components {
+		if d := obs.deployments[c]; d == nil || !rolledOut(d) {
+			notReady = append(notReady, string(c))
+		}
+	}
+	switch {
+	case obs.migration.Phase == ticketsv1alpha1.MigrationFailed:
+		msg := fmt.Sprintf("migration Job %s failed", obs.migration.JobName)
+		set(ticketsv1alpha1.ConditionProgressing, metav1.ConditionFalse, reasonMigrationFailed, msg)
+		set(ticketsv1alpha1.ConditionReady, metav1.ConditionFalse, reasonMigrationFailed, msg)
+	case obs.migration.Phase != ticketsv1alpha1.MigrationSucceeded:
+		msg := fmt.Sprintf("migration Job %s is %s; booking, relay and tickets start after it", obs.migration.JobName, obs.migration.Phase)
+		set(ticketsv1alpha1.ConditionProgressing, metav1.ConditionTrue, reasonMigrating, msg)
+		set(ticketsv1alpha1.ConditionReady, metav1.ConditionFalse, reasonMigrating, msg)
+	case len(notReady) > 0:
+		msg := "waiting for " + strings.Join(notReady, ", ") + " to be available"
+		set(ticketsv1alpha1.ConditionProgressing, metav1.ConditionTrue, reasonRollingOut, msg)
+		set(ticketsv1alpha1.ConditionReady, metav1.ConditionFalse, reasonRollingOut, msg)
+	default:
+		set(ticketsv1alpha1.ConditionProgressing, metav1.ConditionFalse, reasonAvailable, "every service is rolled out")
+		set(ticketsv1alpha1.ConditionReady, metav1.ConditionTrue, reasonAvailable, "migration succeeded and every service is available")
+	}
+	r.salesOpenCondition(te, obs, set)
+}
+
+func (r *TicketEventReconciler) salesOpenCondition(te *ticketsv1alpha1.TicketEvent, obs observed, set func(string, metav1.ConditionStatus, string, string)) {
+	st := &te.Status
+	if obs.stats != nil {
+		s := obs.stats
+		st.Sale = &ticketsv1alpha1.SaleStatus{
+			Waiting: s.Waiting, Active: s.Active, AdmittedTotal: s.AdmittedTotal, Remaining: s.Remaining,
+			SoldOut: s.SoldOut, Paused: s.Paused, UpdatedAt: metav1.NewTime(s.UpdatedAt.UTC().Truncate(time.Second)),
+		}
+		status, msg := metav1.ConditionFalse, "the queue reports sales not open yet"
+		if s.SalesOpen {
+			status, msg = metav1.ConditionTrue, "the queue reports sales open"
+		}
+		if s.SoldOut {
+			msg = "sold out"
+		}
+		set(ticketsv1alpha1.ConditionSalesOpen, status, reasonStatsReported, msg)
+		return
+	}
+	status, reason, msg := metav1.ConditionFalse, reasonBeforeSalesOpenAt, "sales open at "+te.Spec.SalesOpenAt.UTC().Format(time.RFC3339)
+	if !r.now().Before(te.Spec.SalesOpenAt.Time) {
+		status, reason, msg = metav1.ConditionTrue, reasonSalesOpenAtPassed, "salesOpenAt has passed"
+	}
+	if obs.statsErr != nil {
+		// Keep the last known state and figures, but say they are stale.
+		if c := meta.FindStatusCondition(st.Conditions, ticketsv1alpha1.ConditionSalesOpen); c != nil && c.Reason == reasonStatsReported {
+			status = c.Status
+		}
+		reason, msg = reasonStatsUnavailable, "sale figures are stale: "+obs.statsErr.Error()
+	}
+	set(ticketsv1alpha1.ConditionSalesOpen, status, reason, msg)
+}
+
+func desired(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas == nil {
+		return 1
+	}
+	return *d.Spec.Replicas
+}
+
+// rolledOut is kubectl rollout status's test: the controller saw the latest
+// spec and every desired replica is updated and available.
+func rolledOut(d *appsv1.Deployment) bool {
+	want := desired(d)
+	return d.Status.ObservedGeneration >= d.Generation &&
+		d.Status.UpdatedReplicas >= want &&
+		d.Status.AvailableReplicas >= want
+}
+
+// SetupWithManager registers the reconciler and watches what it owns.
 func (r *TicketEventReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&ticketsv1alpha1.TicketEvent{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Secret{}).
+		Owns(&corev1.ServiceAccount{}).
+		Owns(&corev1.Service{}).
+		Owns(&rbacv1.Role{}).
+		Owns(&rbacv1.RoleBinding{}).
+		Owns(&batchv1.Job{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
 		Named("ticketevent").
 		Complete(r)
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests and the local sale need, only when
-# they are missing: redis-server and the PostgreSQL 15 server (Debian).
+# they are missing: redis-server, the PostgreSQL 15 server and Chromium (the
+# web pages' browser tests) (Debian).
 set -euo pipefail
 
 missing=()
@@ -9,6 +10,8 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v psql >/dev/null 2>&1 || missing+=(postgresql-client-15)
 # the gate at which tests run as root needs the postgres user too
 id postgres >/dev/null 2>&1 || missing+=(postgresql-15)
+# headless browser of the web pages' tests (workloads/internal/web)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -58,6 +58,42 @@ type TicketEventSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Payment Payment `json:"payment,omitempty"`
+
+	// Identity says how customers' identity tokens are verified. Required
+	// before the queue, booking and tickets services can be provisioned.
+	// +optional
+	Identity *Identity `json:"identity,omitempty"`
+
+	// Redis is the waiting room's store. Required before the queue and
+	// booking services can be provisioned.
+	// +optional
+	Redis *Redis `json:"redis,omitempty"`
+
+	// Postgres holds orders, seats and the outbox. Required before the
+	// migration Job and the booking, relay and tickets services can be provisioned.
+	// +optional
+	Postgres *Postgres `json:"postgres,omitempty"`
+
+	// Kafka carries paid orders from the outbox relay to the tickets service.
+	// Required before the relay and tickets services can be provisioned.
+	// +optional
+	Kafka *Kafka `json:"kafka,omitempty"`
+
+	// Queue is the waiting room service (join, position, admission).
+	// +optional
+	Queue ScalableWorkload `json:"queue,omitempty"`
+
+	// Booking is the seat hold and order service.
+	// +optional
+	Booking ScalableWorkload `json:"booking,omitempty"`
+
+	// Relay publishes the booking outbox to Kafka.
+	// +optional
+	Relay Workload `json:"relay,omitempty"`
+
+	// Tickets issues signed tickets for paid orders.
+	// +optional
+	Tickets Workload `json:"tickets,omitempty"`
 }
 
 // Seating lists the sections of the venue.
@@ -114,14 +150,17 @@ type Admission struct {
 	// TickInterval is how often the admitter admits a batch.
 	// +kubebuilder:default="1s"
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('100ms') && duration(self) <= duration('1m')",message="admission.tickInterval must be between 100ms and 1m"
 	TickInterval *metav1.Duration `json:"tickInterval,omitempty"`
 	// TokenTTL is how long an access token (and its session) lasts.
 	// +kubebuilder:default="10m"
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('2h')",message="admission.tokenTTL must be between 1m and 2h"
 	TokenTTL *metav1.Duration `json:"tokenTTL,omitempty"`
 	// ClaimTimeout is how long an admitted person has to pick up the access token before the slot goes to the next.
 	// +kubebuilder:default="60s"
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('5s')",message="admission.claimTimeout must be at least 5s"
 	ClaimTimeout *metav1.Duration `json:"claimTimeout,omitempty"`
 	// PreQueue orders the people who joined before sales opened.
 	// +kubebuilder:default=Shuffle
@@ -137,6 +176,7 @@ type Holds struct {
 	// TTL is how long held seats stay reserved for payment.
 	// +kubebuilder:default="5m"
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('1h')",message="holds.ttl must be between 1m and 1h"
 	TTL *metav1.Duration `json:"ttl,omitempty"`
 	// MaxSeatsPerCustomer limits the seats one customer may hold or buy.
 	// +kubebuilder:validation:Minimum=1
@@ -151,10 +191,123 @@ type Payment struct {
 	// Timeout is how long the payment provider may take; shorter than holds.ttl.
 	// +kubebuilder:default="4m"
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s')",message="payment.timeout must be at least 10s"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 	// WebhookSecretRef selects the key of a Secret holding the webhook signing secret.
 	// +optional
 	WebhookSecretRef *corev1.SecretKeySelector `json:"webhookSecretRef,omitempty"`
+}
+
+// Identity configures the verification of customers' identity tokens:
+// either a shared HMAC secret or the identity provider's JWKS URL.
+// +kubebuilder:validation:XValidation:rule="has(self.hmacSecretRef) != has(self.jwksURL)",message="identity needs exactly one of hmacSecretRef (HS256 tokens) or jwksURL (tokens signed by an identity provider)"
+type Identity struct {
+	// HMACSecretRef selects the key of a Secret holding the HS256 secret of identity tokens.
+	// +optional
+	HMACSecretRef *corev1.SecretKeySelector `json:"hmacSecretRef,omitempty"`
+	// JWKSURL is the identity provider's JSON Web Key Set, e.g. https://id.example.com/.well-known/jwks.json.
+	// +kubebuilder:validation:Pattern=`^https?://`
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	JWKSURL string `json:"jwksURL,omitempty"`
+	// Issuer is the required "iss" claim of identity tokens.
+	// +kubebuilder:default=ticketfair-identity
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Issuer string `json:"issuer,omitempty"`
+	// Audience is the required "aud" claim of identity tokens.
+	// +kubebuilder:default=ticketfair
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Audience string `json:"audience,omitempty"`
+}
+
+// Redis locates the Redis server of the waiting room.
+type Redis struct {
+	// URLSecretRef selects the key of a Secret holding the Redis URL
+	// (redis://[:password@]host:6379/0); URLs carry passwords, so they live in Secrets.
+	URLSecretRef corev1.SecretKeySelector `json:"urlSecretRef"`
+}
+
+// Postgres locates the PostgreSQL database of orders and seats.
+type Postgres struct {
+	// URLSecretRef selects the key of a Secret holding the PostgreSQL URL
+	// (postgres://user:password@host:5432/db?sslmode=require).
+	URLSecretRef corev1.SecretKeySelector `json:"urlSecretRef"`
+}
+
+// Kafka locates the Kafka cluster and names the topics.
+type Kafka struct {
+	// Brokers are the bootstrap brokers, host:port.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Pattern=`^[^\s,]+:[0-9]{1,5}$`
+	Brokers []string `json:"brokers"`
+	// TicketIssuedTopic receives one record per paid order.
+	// +kubebuilder:default=ticket-issued
+	// +optional
+	TicketIssuedTopic string `json:"ticketIssuedTopic,omitempty"`
+	// RefundRequestedTopic receives one record per refund to make.
+	// +kubebuilder:default=refund-requested
+	// +optional
+	RefundRequestedTopic string `json:"refundRequestedTopic,omitempty"`
+}
+
+// Workload sets how one service of the sale runs.
+type Workload struct {
+	// Replicas of the service; defaults: queue 2, booking 2, relay 1, tickets 2.
+	// Ignored while autoscaling is set.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// Image of the ticketfair workloads; defaults to the operator's --workload-image.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// Resources of the container; defaults to requests cpu 100m, memory 128Mi and a 512Mi memory limit.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// NodeSelector constrains the pods to nodes with these labels.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Tolerations of the pods.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// Affinity of the pods (core/v1 Affinity; validated when the Deployment is
+	// written, not here, to keep the CRD under the apiserver's size limits).
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+}
+
+// ScalableWorkload is a Workload that may be scaled by a HorizontalPodAutoscaler.
+type ScalableWorkload struct {
+	Workload `json:",inline"`
+	// Autoscaling, when set, creates a HorizontalPodAutoscaler that owns the replica count.
+	// +optional
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+}
+
+// Autoscaling scales a service on CPU utilisation.
+// +kubebuilder:validation:XValidation:rule="self.minReplicas <= self.maxReplicas",message="autoscaling.minReplicas must not exceed autoscaling.maxReplicas"
+type Autoscaling struct {
+	// MinReplicas is the fewest replicas.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=2
+	// +optional
+	MinReplicas int32 `json:"minReplicas,omitempty"`
+	// MaxReplicas is the most replicas.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MaxReplicas int32 `json:"maxReplicas"`
+	// TargetCPUUtilizationPercentage is the average CPU use, in percent of requests, to scale towards.
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=70
+	// +optional
+	TargetCPUUtilizationPercentage int32 `json:"targetCPUUtilizationPercentage,omitempty"`
 }
 
 // TicketEventStatus reports how the sale stands.
@@ -167,13 +320,111 @@ type TicketEventStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// SeatsTotal is the number of seats the seating describes.
+	// +optional
+	SeatsTotal int64 `json:"seatsTotal,omitempty"`
+	// Migration reports the Job that migrates the database and seeds the seats.
+	// +optional
+	Migration MigrationStatus `json:"migration,omitempty"`
+	// Components reports the replicas of each service.
+	// +optional
+	Components ComponentsStatus `json:"components,omitempty"`
+	// Sale holds the latest figures reported by the queue service; they are
+	// kept when the queue cannot be reached (see the SalesOpen condition).
+	// +optional
+	Sale *SaleStatus `json:"sale,omitempty"`
+}
+
+// Condition types of a TicketEvent.
+const (
+	// ConditionReady is True when the migration succeeded and every service is available.
+	ConditionReady = "Ready"
+	// ConditionProgressing is True while the operator is creating or rolling out something.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when something failed (migration Job, missing configuration).
+	ConditionDegraded = "Degraded"
+	// ConditionSalesOpen is True once sales opened, as reported by the queue.
+	ConditionSalesOpen = "SalesOpen"
+)
+
+// MigrationPhase is the state of the migration Job.
+type MigrationPhase string
+
+// Migration phases.
+const (
+	MigrationPending   MigrationPhase = "Pending"
+	MigrationRunning   MigrationPhase = "Running"
+	MigrationSucceeded MigrationPhase = "Succeeded"
+	MigrationFailed    MigrationPhase = "Failed"
+)
+
+// MigrationStatus reports the migration Job.
+type MigrationStatus struct {
+	// JobName is the current migration Job.
+	// +optional
+	JobName string `json:"jobName,omitempty"`
+	// Phase is Pending, Running, Succeeded or Failed.
+	// +optional
+	Phase MigrationPhase `json:"phase,omitempty"`
+}
+
+// ComponentsStatus reports the replicas of each service.
+type ComponentsStatus struct {
+	// +optional
+	Queue ComponentStatus `json:"queue,omitempty"`
+	// +optional
+	Booking ComponentStatus `json:"booking,omitempty"`
+	// +optional
+	Relay ComponentStatus `json:"relay,omitempty"`
+	// +optional
+	Tickets ComponentStatus `json:"tickets,omitempty"`
+}
+
+// ComponentStatus reports one Deployment.
+type ComponentStatus struct {
+	// Replicas desired.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+	// ReadyReplicas that pass their readiness probe.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+}
+
+// SaleStatus holds the sale figures reported by the queue service.
+type SaleStatus struct {
+	// Waiting is the number of people in the waiting room (pre-queue included).
+	Waiting int64 `json:"waiting"`
+	// Active is the number of people in seat selection now.
+	Active int64 `json:"active"`
+	// AdmittedTotal is the number of people admitted so far.
+	AdmittedTotal int64 `json:"admittedTotal"`
+	// Remaining is the number of seats neither held nor sold.
+	Remaining int64 `json:"remaining"`
+	// SoldOut is true once every seat is sold.
+	// +optional
+	SoldOut bool `json:"soldOut,omitempty"`
+	// Paused is true while admission is paused.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+	// UpdatedAt is when the queue computed these figures.
+	// +optional
+	UpdatedAt metav1.Time `json:"updatedAt,omitempty"`
 }
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=te,categories=ticketfair
 // +kubebuilder:printcolumn:name="Event",type=integer,JSONPath=`.spec.eventId`
+// +kubebuilder:printcolumn:name="Display Name",type=string,JSONPath=`.spec.displayName`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Sales Open",type=string,JSONPath=`.status.conditions[?(@.type=="SalesOpen")].status`
+// +kubebuilder:printcolumn:name="Opens",type=date,JSONPath=`.spec.salesOpenAt`,priority=1
+// +kubebuilder:printcolumn:name="Waiting",type=integer,JSONPath=`.status.sale.waiting`
+// +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.sale.active`
+// +kubebuilder:printcolumn:name="Remaining",type=integer,JSONPath=`.status.sale.remaining`
+// +kubebuilder:printcolumn:name="Seats",type=integer,JSONPath=`.status.seatsTotal`,priority=1
+// +kubebuilder:printcolumn:name="Admitted",type=integer,JSONPath=`.status.sale.admittedTotal`,priority=1
+// +kubebuilder:printcolumn:name="Migration",type=string,JSONPath=`.status.migration.phase`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // TicketEvent is one concert sale: the operator provisions its queue, booking,
@@ -193,8 +444,4 @@ type TicketEventList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []TicketEvent `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&TicketEvent{}, &TicketEventList{})
 }

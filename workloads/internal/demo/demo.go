@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +25,9 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
+	"github.com/ticketfair/ticketfair/workloads/internal/web"
 )
 
 // Options of a local sale.
@@ -110,6 +113,7 @@ type sale struct {
 	open    time.Time
 	seating string
 	seats   int
+	edgeURL string
 
 	identitySecret, webhookSecret string
 	queue                         config.Queue
@@ -286,13 +290,39 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 		}
 		s.logf("%-11s %s", n, s.procs[n].url)
 	}
+	return s.startEdge(ctx)
+}
+
+// startEdge serves the web pages and proxies the APIs on one origin, with
+// the simulated identity and payment providers, so a person can join the
+// crowd from a browser.
+func (s *sale) startEdge(ctx context.Context) error {
+	edge := web.NewEdge(web.EdgeConfig{
+		QueueURL: s.procs["queue"].url, BookingURL: s.procs["booking"].url, TicketsURL: s.procs["tickets"].url,
+		EventID: s.o.EventID, IdentitySecret: s.identitySecret, IdentityIssuer: identityIssuer,
+		IdentityAudience: identityAudience, WebhookSecret: s.webhookSecret,
+	})
+	ectx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	ready := make(chan net.Addr, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- httpapi.Serve(ectx, "127.0.0.1:0", edge, 5*time.Second, func(a net.Addr) { ready <- a })
+	}()
+	select {
+	case a := <-ready:
+		s.edgeURL = "http://" + a.String()
+		s.stops = append(s.stops, func() { cancel(); <-errc })
+	case err := <-errc:
+		cancel()
+		return fmt.Errorf("web edge: %w", err)
+	}
 	return nil
 }
 
 func noEnv(string) (string, bool) { return "", false }
 
 func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, error) {
-	s.logf("waiting room: %s/events/%d/queue  (sales open at %s)", s.procs["queue"].url, s.o.EventID, s.open.Format(time.TimeOnly))
+	s.logf("\nwaiting room: %s/  (open it in a browser to join the crowd; sales open at %s)\n", s.edgeURL, s.open.Format(time.TimeOnly))
 	before, _ := redisCommandStats(ctx, s.redis)
 	progress := newProgressLine(s.o.Out)
 	res, runErr := loadtest.Run(ctx, loadtest.Config{

@@ -3,6 +3,7 @@ package demo
 import (
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -144,19 +145,41 @@ func (r *Report) print(w io.Writer) {
 	}
 }
 
-// progressLine redraws one terminal line with the sale's live figures.
+// progressLine redraws one terminal line with the sale's live figures; on
+// something that is not a terminal it writes a line every few seconds.
 type progressLine struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	tty   bool
+	lines int
 }
 
-func newProgressLine(w io.Writer) *progressLine { return &progressLine{w: w} }
+func newProgressLine(w io.Writer) *progressLine {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil {
+			tty = st.Mode()&os.ModeCharDevice != 0
+		}
+	}
+	return &progressLine{w: w, tty: tty}
+}
 
 func (p *progressLine) update(pr loadtest.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "\r%6.1fs  waiting %7d  active %5d  held %5d  sold %6d  %7.0f req/s   ",
+	line := fmt.Sprintf("%6.1fs  waiting %7d  active %5d  held %5d  sold %6d  %7.0f req/s",
 		pr.Elapsed.Seconds(), pr.Waiting, pr.Active, pr.Held, pr.Sold, pr.ReqPerSec)
+	if p.tty {
+		fmt.Fprint(p.w, "\r"+line+"   ")
+		return
+	}
+	if p.lines++; p.lines%10 == 1 {
+		fmt.Fprintln(p.w, line)
+	}
 }
 
-func (p *progressLine) done() { fmt.Fprintln(p.w) }
+func (p *progressLine) done() {
+	if p.tty {
+		fmt.Fprintln(p.w)
+	}
+}

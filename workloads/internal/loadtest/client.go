@@ -42,14 +42,16 @@ type seatView struct {
 }
 
 type sectionView struct {
-	Name      string     `json:"name"`
-	Price     string     `json:"price"`
-	Available int        `json:"available"`
-	Seats     []seatView `json:"seats"`
+	Name      string `json:"name"`
+	Price     string `json:"price"`
+	Available int    `json:"available"`
 }
 
+// seatMap is the booking service's GET /events/{id}/seats: per-section
+// counts and every seat's state (seat ids are "<section>-<row>-<seat>").
 type seatMap struct {
 	Sections []sectionView `json:"sections"`
+	Seats    []seatView    `json:"seats"`
 }
 
 type holdResponse struct {

@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -500,14 +501,9 @@ func (cr *crowd) pick(ctx context.Context, section string, n int) []string {
 	if stale {
 		if m, ok := cr.api.seats(ctx, section); ok {
 			var avail []string
-			for _, s := range m.Sections {
-				if s.Name != section {
-					continue
-				}
-				for _, seat := range s.Seats {
-					if seat.Status == "AVAILABLE" || seat.Status == "available" {
-						avail = append(avail, seat.ID)
-					}
+			for _, seat := range m.Seats {
+				if seat.Status == "AVAILABLE" && strings.HasPrefix(seat.ID, section+"-") {
+					avail = append(avail, seat.ID)
 				}
 			}
 			cr.seatsMu.Lock()

@@ -1,10 +1,13 @@
 package loadtest
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestSpearman(t *testing.T) {
@@ -62,5 +65,37 @@ func TestParseAdmissionLog(t *testing.T) {
 		if _, err := ParseAdmissionLog([]string{bad}); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
+	}
+}
+
+// Every scheduled customer runs its steps exactly once each, even when
+// steps reschedule themselves at "now" from many workers.
+func TestSchedulerRunsEachTaskOnce(t *testing.T) {
+	s := newScheduler()
+	const n = 2000
+	var mu sync.Mutex
+	runs := map[int32]int{}
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		s.add(&customer{id: int32(i)}, start.Add(time.Duration(i%50)*time.Millisecond))
+	}
+	s.run(context.Background(), 16, func(ctx context.Context, c *customer) {
+		mu.Lock()
+		runs[c.id]++
+		k := runs[c.id]
+		mu.Unlock()
+		if k < 3 {
+			s.at(c, time.Now().Add(time.Millisecond))
+			return
+		}
+		s.done()
+	})
+	for id, k := range runs {
+		if k != 3 {
+			t.Fatalf("customer %d ran %d steps, want 3", id, k)
+		}
+	}
+	if len(runs) != n {
+		t.Fatalf("%d customers ran, want %d", len(runs), n)
 	}
 }

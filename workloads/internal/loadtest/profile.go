@@ -31,7 +31,7 @@ type Profile struct {
 func DefaultProfile() Profile {
 	return Profile{
 		Customers:     100000,
-		PreQueue:      0.3,
+		PreQueue:      0.02,
 		JoinWindow:    20 * time.Second,
 		Abandon:       0.02,
 		NoClaim:       0.01,

@@ -77,15 +77,16 @@ func (s *scheduler) run(ctx context.Context, workers int, step func(context.Cont
 	for {
 		s.mu.Lock()
 		var next *task
+		due := false
 		if len(s.h) > 0 {
 			t := s.h[0]
 			next = &t
-			if !t.at.After(time.Now()) {
+			if due = !t.at.After(time.Now()); due {
 				heap.Pop(&s.h)
 			}
 		}
 		s.mu.Unlock()
-		if next != nil && !next.at.After(time.Now()) {
+		if due {
 			select {
 			case work <- next.c:
 				continue

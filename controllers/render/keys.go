@@ -1,0 +1,63 @@
+/*
+Copyright 2026 The ticketfair Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package render
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+)
+
+// GenerateKey returns a new Ed25519 key as "kid:base64(32-byte seed)", the
+// format of TICKETFAIR_ACCESS_TOKEN_KEYS and TICKETFAIR_TICKET_KEYS.
+func GenerateKey(kid string) (string, error) {
+	seed := make([]byte, ed25519.SeedSize)
+	if _, err := rand.Read(seed); err != nil {
+		return "", fmt.Errorf("generate key: %w", err)
+	}
+	return kid + ":" + base64.StdEncoding.EncodeToString(seed), nil
+}
+
+// GenerateKeys returns the data of a sale's keys Secret: an access-token
+// key, a ticket signing key and the internal service token. The reconciler
+// writes it once and never rotates it, so tokens and tickets stay valid.
+func GenerateKeys() (map[string][]byte, error) {
+	id := make([]byte, 4)
+	token := make([]byte, 32)
+	if _, err := rand.Read(id); err != nil {
+		return nil, fmt.Errorf("generate key id: %w", err)
+	}
+	if _, err := rand.Read(token); err != nil {
+		return nil, fmt.Errorf("generate service token: %w", err)
+	}
+	kid := hex.EncodeToString(id)
+	access, err := GenerateKey("a" + kid)
+	if err != nil {
+		return nil, err
+	}
+	ticket, err := GenerateKey("t" + kid)
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{
+		KeyAccessTokenKeys: []byte(access),
+		KeyTicketKeys:      []byte(ticket),
+		KeyServiceToken:    []byte(base64.RawURLEncoding.EncodeToString(token)),
+	}, nil
+}

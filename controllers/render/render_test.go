@@ -1,0 +1,155 @@
+/*
+Copyright 2026 The ticketfair Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package render
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
+	"github.com/ticketfair/ticketfair/workloads/config"
+)
+
+func event() *ticketsv1alpha1.TicketEvent {
+	ref := func(n string) corev1.SecretKeySelector {
+		return corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: n}, Key: "k"}
+	}
+	hmac := ref("identity")
+	return &ticketsv1alpha1.TicketEvent{
+		ObjectMeta: metav1.ObjectMeta{Name: "te", Namespace: "ns"},
+		Spec: ticketsv1alpha1.TicketEventSpec{
+			EventID:     7,
+			SalesOpenAt: metav1.NewTime(time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)),
+			Seating: ticketsv1alpha1.Seating{Sections: []ticketsv1alpha1.Section{
+				{Name: "A", Price: "10.00", Rows: 2, SeatsPerRow: 3}, {Name: "B", Price: "5", Rows: 1, SeatsPerRow: 4},
+			}},
+			Admission: ticketsv1alpha1.Admission{MaxActive: 100},
+			Identity:  &ticketsv1alpha1.Identity{HMACSecretRef: &hmac},
+			Redis:     &ticketsv1alpha1.Redis{URLSecretRef: ref("redis")},
+			Postgres:  &ticketsv1alpha1.Postgres{URLSecretRef: ref("pg")},
+			Kafka:     &ticketsv1alpha1.Kafka{Brokers: []string{"k:9092"}},
+		},
+	}
+}
+
+func TestSeating(t *testing.T) {
+	te := event()
+	if got := Seating(te.Spec.Seating.Sections); got != "A:10.00:2:3;B:5:1:4" {
+		t.Fatalf("Seating = %q", got)
+	}
+	if n := SeatsTotal(te); n != 10 {
+		t.Fatalf("SeatsTotal = %d", n)
+	}
+}
+
+func TestCredentialNeverLiteral(t *testing.T) {
+	_, err := renderEnv("cm", []config.Var{{Name: "TICKETFAIR_X", Value: "hunter2", Secret: true}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "only come from a Secret") {
+		t.Fatalf("literal credential accepted: %v", err)
+	}
+	e, err := renderEnv("cm", []config.Var{{Name: "TICKETFAIR_X", Value: secretRef(corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}), Secret: true}}, nil)
+	if err != nil || e.env[0].ValueFrom.SecretKeyRef.Name != "s" || len(e.data) != 0 {
+		t.Fatalf("secret ref rendered as %+v, %v", e, err)
+	}
+}
+
+// The queue's config hash ignores the live keys (admission, salesOpenAt) but not the rest;
+// booking's follows holds.
+func TestConfigHash(t *testing.T) {
+	hash := func(te *ticketsv1alpha1.TicketEvent, c Component) (string, map[string]string) {
+		o, err := Render(te, Options{Image: "img"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.Deployments[c].Spec.Template.Annotations[ConfigHashAnnotation], o.ConfigMaps[c].Data
+	}
+	base := event()
+	q0, cm0 := hash(base, Queue)
+	b0, _ := hash(base, Booking)
+
+	live := event()
+	live.Spec.Admission = ticketsv1alpha1.Admission{MaxActive: 200, RatePerSecond: 9, Paused: true, PreQueue: ticketsv1alpha1.PreQueueFIFO,
+		TickInterval: &metav1.Duration{Duration: 2 * time.Second}}
+	q1, cm1 := hash(live, Queue)
+	if q1 != q0 {
+		t.Fatal("admission change altered the queue's config hash")
+	}
+	if len(cm1) != len(cm0) || cm1[firstDiff(cm0, cm1)] == "" {
+		t.Fatalf("admission change did not reach the queue ConfigMap")
+	}
+
+	opens := event()
+	opens.Spec.SalesOpenAt = metav1.NewTime(opens.Spec.SalesOpenAt.Add(time.Hour))
+	if q2, cm2 := hash(opens, Queue); q2 != q0 || firstDiff(cm0, cm2) == "" {
+		t.Fatal("salesOpenAt is live in the queue: it must reach the ConfigMap without changing the hash")
+	}
+	identity := event()
+	identity.Spec.Identity.Issuer = "other"
+	if q3, _ := hash(identity, Queue); q3 == q0 {
+		t.Fatal("identity.issuer change kept the queue's config hash")
+	}
+	holds := event()
+	holds.Spec.Holds.TTL = &metav1.Duration{Duration: 7 * time.Minute}
+	if b1, _ := hash(holds, Booking); b1 == b0 {
+		t.Fatal("holds.ttl change kept booking's config hash")
+	}
+}
+
+func firstDiff(a, b map[string]string) string {
+	for k, v := range b {
+		if a[k] != v {
+			return k
+		}
+	}
+	return ""
+}
+
+func TestMissingConfiguration(t *testing.T) {
+	te := event()
+	te.Spec.Redis, te.Spec.Kafka = nil, nil
+	if _, err := Render(te, Options{}); err == nil || !strings.Contains(err.Error(), "spec.redis, spec.kafka") {
+		t.Fatalf("Render = %v", err)
+	}
+}
+
+func TestGenerateKeys(t *testing.T) {
+	a, err := GenerateKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := GenerateKeys()
+	for _, k := range []string{KeyAccessTokenKeys, KeyTicketKeys} {
+		kid, seed, ok := strings.Cut(string(a[k]), ":")
+		raw, err := base64.StdEncoding.DecodeString(seed)
+		if !ok || kid == "" || err != nil || len(raw) != ed25519.SeedSize {
+			t.Fatalf("%s = %q", k, a[k])
+		}
+		if string(a[k]) == string(b[k]) {
+			t.Fatalf("%s repeated across calls", k)
+		}
+	}
+	if string(a[KeyAccessTokenKeys]) == string(a[KeyTicketKeys]) || len(a[KeyServiceToken]) < 40 {
+		t.Fatalf("keys %q", a)
+	}
+}

@@ -1,0 +1,91 @@
+/*
+Copyright 2026 The ticketfair Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
+	"github.com/ticketfair/ticketfair/controllers/render"
+)
+
+// Stats are the sale figures the queue serves at GET /events/{eventId}/stats.
+type Stats struct {
+	Waiting       int64     `json:"waiting"`
+	Active        int64     `json:"active"`
+	AdmittedTotal int64     `json:"admittedTotal"`
+	Remaining     int64     `json:"remaining"`
+	SalesOpen     bool      `json:"salesOpen"`
+	Paused        bool      `json:"paused"`
+	SoldOut       bool      `json:"soldOut"`
+	UpdatedAt     time.Time `json:"updatedAt"`
+}
+
+// StatsFetcher gets the sale figures of a TicketEvent.
+type StatsFetcher interface {
+	FetchStats(ctx context.Context, te *ticketsv1alpha1.TicketEvent) (Stats, error)
+}
+
+// HTTPStats fetches the figures from the queue Service over HTTP.
+type HTTPStats struct {
+	// Client defaults to a client with a 2 s timeout: a slow queue must not
+	// hold up reconciling.
+	Client *http.Client
+	// BaseURL returns the queue's base URL; defaults to the in-cluster
+	// Service address http://<name>-queue.<namespace>.svc:8080.
+	BaseURL func(te *ticketsv1alpha1.TicketEvent) string
+}
+
+// QueueServiceURL is the in-cluster base URL of a TicketEvent's queue.
+func QueueServiceURL(te *ticketsv1alpha1.TicketEvent) string {
+	return fmt.Sprintf("http://%s.%s.svc:8080", render.Name(te, render.Queue), te.Namespace)
+}
+
+// FetchStats implements StatsFetcher.
+func (h *HTTPStats) FetchStats(ctx context.Context, te *ticketsv1alpha1.TicketEvent) (Stats, error) {
+	base := QueueServiceURL
+	if h.BaseURL != nil {
+		base = h.BaseURL
+	}
+	c := h.Client
+	if c == nil {
+		c = &http.Client{Timeout: 2 * time.Second}
+	}
+	url := fmt.Sprintf("%s/events/%d/stats", base(te), te.Spec.EventID)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return Stats{}, fmt.Errorf("stats request: %w", err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return Stats{}, fmt.Errorf("get %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return Stats{}, fmt.Errorf("get %s: status %s", url, resp.Status)
+	}
+	var s Stats
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&s); err != nil {
+		return Stats{}, fmt.Errorf("decode %s: %w", url, err)
+	}
+	return s, nil
+}

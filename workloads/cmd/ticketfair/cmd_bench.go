@@ -1,0 +1,26 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"time"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/bench"
+)
+
+func init() {
+	register("bench", "measure joins/s, polls/s and holds/s against redis-benchmark, pgbench and a plain Go handler", runBench)
+}
+
+func runBench(ctx context.Context, args []string) error {
+	o := bench.Options{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "length of each measurement")
+	fs.IntVar(&o.Concurrency, "concurrency", 64, "closed-loop clients of the HTTP measurements")
+	fs.StringVar(&o.Markdown, "out", "", "also write the results table to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	_, err := bench.Run(ctx, o)
+	return err
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/booking"
+	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
+)
+
+func init() {
+	register("migrate", "apply the database schema, then seed the event's seating", runMigrate)
+}
+
+// runMigrate is safe to run from several pods at once: goose holds an
+// advisory lock while migrating and the seeding never overwrites a seat.
+func runMigrate(ctx context.Context, args []string) error {
+	var cfg config.Booking
+	if err := config.Load(flag.NewFlagSet("migrate", flag.ContinueOnError), args, &cfg); err != nil {
+		return err
+	}
+	if err := migrations.Up(ctx, cfg.DatabaseURL); err != nil {
+		return err
+	}
+	slog.Info("migrations applied")
+	if cfg.Seating == "" {
+		return nil
+	}
+	if cfg.EventID <= 0 {
+		return fmt.Errorf("migrate: TICKETFAIR_SEATING needs TICKETFAIR_EVENT_ID")
+	}
+	sections, err := booking.ParseSeating(cfg.Seating)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer pool.Close()
+	start := time.Now()
+	n, err := booking.Seed(ctx, pool, cfg.EventID, sections)
+	if err != nil {
+		return err
+	}
+	slog.Info("seating seeded", "eventId", cfg.EventID, "sections", len(sections), "newSeats", n, "took", time.Since(start))
+	return nil
+}

@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+)
+
+// redisBenchmark runs redis-benchmark with one command line and returns requests/s.
+func redisBenchmark(ctx context.Context, addr string, n, clients int, args ...string) (float64, error) {
+	host, port, _ := net.SplitHostPort(addr)
+	cmdArgs := append([]string{"-h", host, "-p", port, "-n", strconv.Itoa(n), "-c", strconv.Itoa(clients), "-q", "--csv"}, args...)
+	out, err := exec.CommandContext(ctx, "redis-benchmark", cmdArgs...).CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("redis-benchmark: %w: %s", err, out)
+	}
+	// CSV: "test","rps",... on the second line.
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	last := lines[len(lines)-1]
+	fields := strings.Split(last, ",")
+	if len(fields) < 2 {
+		return 0, fmt.Errorf("redis-benchmark output: %s", out)
+	}
+	return strconv.ParseFloat(strings.Trim(fields[1], `"`), 64)
+}
+
+// prepareZset fills a queue-like sorted set for the ZPOPMIN baseline.
+func prepareZset(ctx context.Context, rdb *redis.Client, key string, n int) error {
+	pipe := rdb.Pipeline()
+	for i := 0; i < n; i++ {
+		pipe.ZAdd(ctx, key, redis.Z{Score: float64(i), Member: "m" + strconv.Itoa(i)})
+		if i%10000 == 9999 {
+			if _, err := pipe.Exec(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+// seatTableSQL is the bare table for the pgbench baseline: the same
+// conditional UPDATE a hold runs, with nothing else around it.
+const seatTableSQL = `
+CREATE TABLE bench_seat (
+  event_id bigint NOT NULL, seat_id text NOT NULL, status text NOT NULL DEFAULT 'AVAILABLE',
+  held_by text, hold_expires_at timestamptz, PRIMARY KEY (event_id, seat_id));
+INSERT INTO bench_seat (event_id, seat_id) SELECT 1, 'S-' || g FROM generate_series(1, 50000) g;
+ANALYZE bench_seat;`
+
+// pgbenchScript holds or takes over an expired hold of one random seat,
+// then lets it expire at once so the next transaction can take it again.
+const pgbenchScript = `\set s random(1, 50000)
+UPDATE bench_seat SET status = 'HELD', held_by = 'bench', hold_expires_at = now() - interval '1 second'
+ WHERE event_id = 1 AND seat_id = 'S-' || :s
+   AND (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < now()));
+`
+
+// pgbench runs the conditional UPDATE on a 50,000-seat table and returns tps.
+func pgbench(ctx context.Context, databaseURL, dir string, clients, seconds int) (float64, error) {
+	conn, err := pgx.Connect(ctx, databaseURL)
+	if err != nil {
+		return 0, err
+	}
+	_, err = conn.Exec(ctx, seatTableSQL)
+	conn.Close(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("bench table: %w", err)
+	}
+	script := filepath.Join(dir, "hold.sql")
+	if err := os.WriteFile(script, []byte(pgbenchScript), 0o644); err != nil {
+		return 0, err
+	}
+	bin := "pgbench"
+	if _, err := os.Stat("/usr/lib/postgresql/15/bin/pgbench"); err == nil {
+		bin = "/usr/lib/postgresql/15/bin/pgbench"
+	}
+	out, err := exec.CommandContext(ctx, bin, "-n", "-f", script, "-c", strconv.Itoa(clients), "-j", "2",
+		"-T", strconv.Itoa(seconds), "-M", "prepared", databaseURL).CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("pgbench: %w: %s", err, out)
+	}
+	m := regexp.MustCompile(`tps = ([0-9.]+)`).FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("pgbench output: %s", out)
+	}
+	return strconv.ParseFloat(string(m[1]), 64)
+}
+
+// plainServer is a minimal Go HTTP handler: the ceiling of any HTTP service
+// on this machine under the same load generator.
+func plainServer() (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /events/{eventId}/queue", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"queueId":"x","status":"waiting","position":1,"ahead":0,"pollAfterSeconds":5}`))
+	})
+	srv := &http.Server{Handler: mux}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}

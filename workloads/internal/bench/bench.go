@@ -1,0 +1,394 @@
+// Package bench measures ticketfair against the machine's own limits in
+// one run, so the figures compare: redis-benchmark running the queue's
+// join script, pgbench running the hold's conditional UPDATE on a
+// 50,000-seat table, and a plain Go HTTP handler, each next to ticketfair's
+// joins/s, polls/s and holds/s under the same closed-loop load generator.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ticketfair/ticketfair/internal/localsvc"
+	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
+	"github.com/ticketfair/ticketfair/workloads/internal/booking"
+	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
+	"github.com/ticketfair/ticketfair/workloads/internal/queue"
+	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+)
+
+// Options of a bench run.
+type Options struct {
+	Duration    time.Duration // per measurement
+	Concurrency int           // closed-loop workers of the HTTP measurements
+	Out         io.Writer
+	Markdown    string // write the results table here too
+}
+
+// Row is one figure and its baseline.
+type Row struct {
+	What, Baseline         string
+	PerSecond, BaselineRPS float64
+	P50, P99               time.Duration
+}
+
+const eventID = 1
+
+// Run performs every measurement and prints the ratios.
+func Run(ctx context.Context, o Options) ([]Row, error) {
+	if o.Out == nil {
+		o.Out = os.Stdout
+	}
+	dir, err := os.MkdirTemp("", "ticketfair-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	rs, err := localsvc.StartRedis(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Stop()
+	pg, err := localsvc.StartPostgres(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer pg.Stop()
+	logf := func(f string, a ...any) { fmt.Fprintf(o.Out, f+"\n", a...) }
+	// The services run in this process; a closed loop ending mid-request
+	// makes them log cancelled requests, which are not failures here.
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer slog.SetDefault(prev)
+
+	// Baselines.
+	logf("baseline: redis-benchmark running the join script ...")
+	src, keys, args := queue.JoinCommand(eventID+1000, "c:__rand_int__")
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	defer rdb.Close()
+	sha, err := rdb.ScriptLoad(ctx, src).Result()
+	if err != nil {
+		return nil, err
+	}
+	evalArgs := append([]string{"-r", "100000000", "EVALSHA", sha, fmt.Sprint(len(keys))}, append(keys, args...)...)
+	joinScriptRPS, err := redisBenchmark(ctx, rs.Addr, 200000, 50, evalArgs...)
+	if err != nil {
+		return nil, err
+	}
+	logf("baseline: redis-benchmark ZPOPMIN batches of 100 ...")
+	if err := prepareZset(ctx, rdb, "bench:zpop", 2_000_000); err != nil {
+		return nil, err
+	}
+	zpopRPS, err := redisBenchmark(ctx, rs.Addr, 15000, 10, "ZPOPMIN", "bench:zpop", "100")
+	if err != nil {
+		return nil, err
+	}
+	logf("baseline: pgbench with the hold's conditional UPDATE on 50,000 seats ...")
+	pgbenchTPS, err := pgbench(ctx, pg.URL, dir, 8, int(o.Duration.Seconds()))
+	if err != nil {
+		return nil, err
+	}
+	logf("baseline: a plain Go HTTP handler ...")
+	plainURL, stopPlain, err := plainServer()
+	if err != nil {
+		return nil, err
+	}
+	hc := httpClient(o.Concurrency)
+	plain := closedLoop(ctx, o.Concurrency, o.Duration, func(ctx context.Context, w, i int) error {
+		return post(ctx, hc, plainURL+"/events/1/queue", nil, "{}", http.StatusCreated)
+	})
+	stopPlain()
+
+	// ticketfair.
+	rdb.FlushAll(ctx)
+	s, err := startServices(ctx, rs.URL, pg.URL)
+	if err != nil {
+		return nil, err
+	}
+	defer s.stop()
+	logf("ticketfair: joins ...")
+	tokens := make([]string, 0, 400000)
+	for i := 0; i < cap(tokens); i++ {
+		tok, _ := identity.SignHS256(s.identitySecret, "bench", "ticketfair", fmt.Sprintf("c%d", i), time.Hour)
+		tokens = append(tokens, tok)
+	}
+	var mu sync.Mutex
+	var queueIDs []struct{ tok, id string }
+	var next int
+	var nextMu sync.Mutex
+	joins := closedLoop(ctx, o.Concurrency, o.Duration, func(ctx context.Context, w, i int) error {
+		nextMu.Lock()
+		tok := tokens[next%len(tokens)]
+		next++
+		nextMu.Unlock()
+		var resp struct {
+			QueueID string `json:"queueId"`
+		}
+		if err := postJSON(ctx, hc, s.queueURL+"/events/1/queue", map[string]string{"Authorization": "Bearer " + tok}, &resp); err != nil {
+			return err
+		}
+		mu.Lock()
+		queueIDs = append(queueIDs, struct{ tok, id string }{tok, resp.QueueID})
+		mu.Unlock()
+		return nil
+	})
+	if len(queueIDs) == 0 {
+		return nil, fmt.Errorf("no join succeeded")
+	}
+	logf("ticketfair: polls ...")
+	polls := closedLoop(ctx, o.Concurrency, o.Duration, func(ctx context.Context, w, i int) error {
+		q := queueIDs[(w*7919+i)%len(queueIDs)]
+		return get(ctx, hc, s.queueURL+"/events/1/queue/"+q.id, map[string]string{"Authorization": "Bearer " + q.tok})
+	})
+	logf("ticketfair: holds ...")
+	holds, err := s.measureHolds(ctx, hc, o)
+	if err != nil {
+		return nil, err
+	}
+
+	rows := []Row{
+		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "redis-benchmark join script", BaselineRPS: joinScriptRPS},
+		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "plain Go handler", BaselineRPS: plain.PerSecond},
+		{What: "queue polls/s", PerSecond: polls.PerSecond, P50: polls.P50, P99: polls.P99, Baseline: "plain Go handler", BaselineRPS: plain.PerSecond},
+		{What: "booking holds/s", PerSecond: holds.PerSecond, P50: holds.P50, P99: holds.P99, Baseline: "pgbench conditional UPDATE", BaselineRPS: pgbenchTPS},
+		{What: "(ZPOPMIN 100/call, members/s)", PerSecond: zpopRPS * 100, Baseline: "redis-benchmark ZPOPMIN 100", BaselineRPS: zpopRPS * 100},
+	}
+	table := formatRows(rows, o)
+	fmt.Fprint(o.Out, table)
+	if o.Markdown != "" {
+		if err := os.WriteFile(o.Markdown, []byte(table), 0o644); err != nil {
+			return rows, err
+		}
+	}
+	return rows, nil
+}
+
+func formatRows(rows []Row, o Options) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "\nticketfair bench, %s, %s/%s, %d cores, %s per measurement, %d concurrent clients\n\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), o.Duration, o.Concurrency)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "| measurement\t per second\t p50\t p99\t baseline\t baseline/s\t ratio\t")
+	fmt.Fprintln(tw, "| ---\t ---\t ---\t ---\t ---\t ---\t ---\t")
+	for _, r := range rows {
+		ratio := 0.0
+		if r.BaselineRPS > 0 {
+			ratio = r.PerSecond / r.BaselineRPS
+		}
+		fmt.Fprintf(tw, "| %s\t %.0f\t %s\t %s\t %s\t %.0f\t %.2f\t\n", r.What, r.PerSecond, dur(r.P50), dur(r.P99), r.Baseline, r.BaselineRPS, ratio)
+	}
+	tw.Flush()
+	return b.String()
+}
+
+func dur(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return d.Round(10 * time.Microsecond).String()
+}
+
+// services are the queue and booking services running in this process.
+type services struct {
+	queueURL, bookingURL string
+	identitySecret       string
+	keys                 *accesstoken.KeySet
+	rdb                  *redis.Client
+	stops                []func()
+}
+
+func (s *services) stop() {
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		s.stops[i]()
+	}
+}
+
+func noEnv(string) (string, bool) { return "", false }
+
+func startServices(ctx context.Context, redisURL, pgURL string) (*services, error) {
+	s := &services{identitySecret: "bench-identity-secret"}
+	conn, err := pgx.Connect(ctx, pgURL)
+	if err != nil {
+		return nil, err
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE ticketfair")
+	conn.Close(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db := strings.Replace(pgURL, "/postgres?", "/ticketfair?", 1)
+	if err := migrations.Up(ctx, db); err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.New(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	sections, err := booking.ParseSeating("A:100.00:100:125;B:80.00:100:125;C:60.00:100:125;D:40.00:100:125")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := booking.Seed(ctx, pool, eventID, sections); err != nil {
+		return nil, err
+	}
+	pool.Close()
+	keySpec, _ := accesstoken.GenerateKey("bench")
+	s.keys, _ = accesstoken.ParseKeys(keySpec)
+	opt, _ := redis.ParseURL(redisURL)
+	s.rdb = redis.NewClient(opt)
+	s.stops = append(s.stops, func() { s.rdb.Close() })
+	ident := config.Identity{IdentityHMACSecret: s.identitySecret, IdentityIssuer: "bench", IdentityAudience: "ticketfair"}
+
+	var q config.Queue
+	_ = config.LoadFrom(nil, nil, noEnv, &q)
+	q.HTTPAddr, q.EventID, q.RedisURL, q.Identity, q.AccessTokenKeys = "127.0.0.1:0", eventID, redisURL, ident, keySpec
+	q.SalesOpenAt = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	q.LeaderElection, q.Admitter = false, false // measure joins and polls alone
+	if s.queueURL, err = serve(ctx, s, func(ctx context.Context, ready func(net.Addr)) error { return queue.Run(ctx, q, ready) }); err != nil {
+		return nil, err
+	}
+	var b config.Booking
+	_ = config.LoadFrom(nil, nil, noEnv, &b)
+	b.HTTPAddr, b.EventID, b.DatabaseURL, b.RedisURL, b.Identity, b.AccessTokenKeys = "127.0.0.1:0", eventID, db, redisURL, ident, keySpec
+	b.WebhookSecrets, b.ServiceToken = "bench-webhook", "bench-service"
+	if s.bookingURL, err = serve(ctx, s, func(ctx context.Context, ready func(net.Addr)) error { return booking.Run(ctx, b, ready) }); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func serve(ctx context.Context, s *services, run func(context.Context, func(net.Addr)) error) (string, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	ready := make(chan net.Addr, 1)
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx, func(a net.Addr) { ready <- a }) }()
+	select {
+	case a := <-ready:
+		s.stops = append(s.stops, func() { cancel(); <-errc })
+		url := "http://" + a.String()
+		// Wait until ready.
+		for i := 0; i < 100; i++ {
+			if resp, err := http.Get(url + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return url, nil
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return url, fmt.Errorf("%s not ready", url)
+	case err := <-errc:
+		cancel()
+		return "", err
+	}
+}
+
+// measureHolds holds one random seat per request for distinct customers
+// with active sessions: the uncontended hold path.
+func (s *services) measureHolds(ctx context.Context, hc *http.Client, o Options) (measurement, error) {
+	n := 60000
+	tokens := make([]string, n)
+	pipe := s.rdb.Pipeline()
+	for i := 0; i < n; i++ {
+		sid := fmt.Sprintf("bench-s%d", i)
+		tok, _, err := s.keys.Sign(eventID, fmt.Sprintf("h%d", i), sid, time.Now(), time.Hour)
+		if err != nil {
+			return measurement{}, err
+		}
+		tokens[i] = tok
+		pipe.ZAdd(ctx, zone.ActiveKey(eventID), redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: sid})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return measurement{}, err
+	}
+	seats := make([]string, 0, 50000)
+	for _, sec := range []string{"A", "B", "C", "D"} {
+		for r := 1; r <= 100; r++ {
+			for c := 1; c <= 125; c++ {
+				seats = append(seats, fmt.Sprintf("%s-%d-%d", sec, r, c))
+			}
+		}
+	}
+	var mu sync.Mutex
+	next := 0
+	return closedLoop(ctx, o.Concurrency/4+1, o.Duration, func(ctx context.Context, w, i int) error {
+		mu.Lock()
+		k := next
+		next++
+		mu.Unlock()
+		if k >= n {
+			return fmt.Errorf("out of customers")
+		}
+		body, _ := json.Marshal(map[string]any{"seats": []string{seats[k%len(seats)]}})
+		return post(ctx, hc, s.bookingURL+"/events/1/holds", map[string]string{"X-Queue-Token": tokens[k], "Content-Type": "application/json"}, string(body), http.StatusCreated)
+	}), nil
+}
+
+func post(ctx context.Context, hc *http.Client, url string, hdr map[string]string, body string, want int) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != want {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+func postJSON(ctx context.Context, hc *http.Client, url string, hdr map[string]string, dst any) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader("{}"))
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return json.NewDecoder(resp.Body).Decode(dst)
+}
+
+func get(ctx context.Context, hc *http.Client, url string, hdr map[string]string) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}

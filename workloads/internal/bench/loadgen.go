@@ -1,0 +1,70 @@
+package bench
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// measurement is the outcome of one closed-loop run.
+type measurement struct {
+	Ops       int64
+	Errors    int64
+	PerSecond float64
+	P50, P99  time.Duration
+}
+
+// closedLoop runs do from conc goroutines for dur, each starting its next
+// call when the previous returns: the same load generator for every
+// baseline and every ticketfair figure, so ratios compare like with like.
+func closedLoop(ctx context.Context, conc int, dur time.Duration, do func(ctx context.Context, worker, i int) error) measurement {
+	ctx, cancel := context.WithTimeout(ctx, dur)
+	defer cancel()
+	var ops, errs atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			local := make([]time.Duration, 0, 4096)
+			for i := 0; ctx.Err() == nil; i++ {
+				t := time.Now()
+				err := do(ctx, w, i)
+				if ctx.Err() != nil {
+					break
+				}
+				local = append(local, time.Since(t))
+				if err != nil {
+					errs.Add(1)
+				} else {
+					ops.Add(1)
+				}
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			mu.Unlock()
+		}(w)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	m := measurement{Ops: ops.Load(), Errors: errs.Load(), PerSecond: float64(ops.Load()) / elapsed.Seconds()}
+	if len(lat) > 0 {
+		m.P50 = lat[len(lat)/2]
+		m.P99 = lat[len(lat)*99/100]
+	}
+	return m
+}
+
+func httpClient(conc int) *http.Client {
+	return &http.Client{
+		Timeout:   10 * time.Second,
+		Transport: &http.Transport{MaxIdleConns: conc * 2, MaxIdleConnsPerHost: conc * 2, IdleConnTimeout: time.Minute},
+	}
+}

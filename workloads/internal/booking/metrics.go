@@ -1,0 +1,95 @@
+package booking
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics live on the service's own registry, so several services can run
+// in one process (the local sale).
+type metrics struct {
+	reg          *prometheus.Registry
+	holds        *prometheus.CounterVec
+	confirms     *prometheus.CounterVec
+	refunds      *prometheus.CounterVec
+	sweeps       *prometheus.CounterVec
+	sweptRows    *prometheus.CounterVec
+	remaining    prometheus.Gauge
+	reqDuration  *prometheus.HistogramVec
+	holdDuration prometheus.Histogram
+}
+
+func newMetrics(pool *pgxpool.Pool) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		holds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ticketfair_booking_holds_total", Help: "Hold requests by result (ok, conflict, limit, rejected, error).",
+		}, []string{"result"}),
+		confirms: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ticketfair_booking_confirms_total", Help: "Payment confirmations by result (paid, refund, replay, rejected, error).",
+		}, []string{"result"}),
+		refunds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ticketfair_booking_refunds_total", Help: "Orders that became REFUND_REQUIRED, by reason.",
+		}, []string{"reason"}),
+		sweeps: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ticketfair_booking_sweeper_runs_total", Help: "Sweeper runs by result (ok, error).",
+		}, []string{"result"}),
+		sweptRows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ticketfair_booking_sweeper_rows_total", Help: "Rows the sweeper changed: expired seats freed, orders expired.",
+		}, []string{"kind"}),
+		remaining: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ticketfair_booking_remaining_seats", Help: "Seats AVAILABLE or HELD at the last sweep.",
+		}),
+		reqDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "ticketfair_booking_http_request_duration_seconds", Help: "HTTP request latency by route and status.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"route", "code"}),
+		holdDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "ticketfair_booking_hold_transaction_seconds", Help: "Latency of the hold transaction, retries included.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}),
+	}
+	m.reg.MustRegister(m.holds, m.confirms, m.refunds, m.sweeps, m.sweptRows, m.remaining, m.reqDuration, m.holdDuration,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	poolGauge := func(name, help string, f func(*pgxpool.Stat) float64) {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ticketfair_booking_db_pool_" + name, Help: help},
+			func() float64 { return f(pool.Stat()) }))
+	}
+	poolGauge("acquired_conns", "Connections in use.", func(s *pgxpool.Stat) float64 { return float64(s.AcquiredConns()) })
+	poolGauge("idle_conns", "Idle connections.", func(s *pgxpool.Stat) float64 { return float64(s.IdleConns()) })
+	poolGauge("total_conns", "Open connections.", func(s *pgxpool.Stat) float64 { return float64(s.TotalConns()) })
+	poolGauge("max_conns", "Pool size.", func(s *pgxpool.Stat) float64 { return float64(s.MaxConns()) })
+	poolGauge("empty_acquire_total", "Acquires that had to wait for a connection.", func(s *pgxpool.Stat) float64 { return float64(s.EmptyAcquireCount()) })
+	poolGauge("acquire_wait_seconds_total", "Time spent waiting for connections.", func(s *pgxpool.Stat) float64 { return s.AcquireDuration().Seconds() })
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// instrument records the latency of route.
+func (m *metrics) instrument(route string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		h.ServeHTTP(sw, r)
+		m.reqDuration.WithLabelValues(route, strconv.Itoa(sw.code)).Observe(time.Since(start).Seconds())
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}

@@ -1,0 +1,558 @@
+// Package booking is ticketfair's booking service: seat holds that never
+// sell a seat twice, idempotent payment confirmation, and the transactional
+// outbox that announces paid orders and refunds. PostgreSQL decides every
+// race (conditional UPDATEs in sorted order, row locks, the database clock);
+// Redis is used only for the queue's session check and release and for
+// publishing the remaining inventory.
+package booking
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
+	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
+	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+)
+
+// QueueTokenHeader carries the queue's access token.
+const QueueTokenHeader = "X-Queue-Token"
+
+// service is the HTTP side of the booking service.
+type service struct {
+	cfg      config.Booking
+	store    *Store
+	pool     *pgxpool.Pool
+	rdb      redis.UniversalClient
+	keys     *keySource
+	ident    *identity.Verifier // nil: identity tokens not configured
+	secrets  []string
+	metrics  *metrics
+	seatMap  *seatCache
+	migrated atomic.Bool
+
+	bg    sync.WaitGroup // session releases in flight
+	bgCtx context.Context
+}
+
+// Run serves the booking API for cfg.EventID until ctx is cancelled. It
+// does not migrate the database (`ticketfair migrate` does); /readyz
+// reports pending migrations.
+func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
+	if cfg.EventID <= 0 {
+		return errors.New("booking: TICKETFAIR_EVENT_ID is required")
+	}
+	if cfg.MaxSeatsPerCustomer < 1 || cfg.HoldTTL <= 0 || cfg.SweepInterval <= 0 || cfg.SweepBatch < 1 {
+		return errors.New("booking: max seats per customer, hold TTL, sweep interval and sweep batch must be positive")
+	}
+	if len(cfg.Currency) != 3 {
+		return fmt.Errorf("booking: currency %q is not an ISO 4217 code", cfg.Currency)
+	}
+	var keys *keySource
+	switch {
+	case cfg.AccessTokenJWKSURL != "":
+		keys = jwksKeys(cfg.AccessTokenJWKSURL)
+	case cfg.AccessTokenKeys != "":
+		ks, err := accesstoken.ParseKeys(cfg.AccessTokenKeys)
+		if err != nil {
+			return fmt.Errorf("booking: %w", err)
+		}
+		keys = staticKeys(ks.PublicKeys())
+	default:
+		return errors.New("booking: set TICKETFAIR_ACCESS_TOKEN_JWKS_URL or TICKETFAIR_ACCESS_TOKEN_KEYS")
+	}
+
+	pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("booking: database url: %w", err)
+	}
+	if cfg.DatabaseMaxConns > 0 {
+		pcfg.MaxConns = int32(cfg.DatabaseMaxConns)
+	}
+	// A database that is down must cost a request milliseconds, not the
+	// default dial timeout.
+	if pcfg.ConnConfig.ConnectTimeout == 0 || pcfg.ConnConfig.ConnectTimeout > 2*time.Second {
+		pcfg.ConnConfig.ConnectTimeout = 2 * time.Second
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return fmt.Errorf("booking: %w", err)
+	}
+	defer pool.Close()
+	ropt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("booking: redis url: %w", err)
+	}
+	rdb := redis.NewClient(ropt)
+	defer rdb.Close()
+
+	s := &service{
+		cfg: cfg, pool: pool, rdb: rdb, keys: keys,
+		store:   NewStore(pool, cfg.EventID, cfg.HoldTTL, cfg.MaxSeatsPerCustomer, cfg.Currency),
+		metrics: newMetrics(pool),
+		bgCtx:   context.WithoutCancel(ctx),
+	}
+	s.seatMap = &seatCache{store: s.store, maxAge: cfg.SeatMapRefresh}
+	for _, sec := range strings.Split(cfg.WebhookSecrets, ",") {
+		if sec = strings.TrimSpace(sec); sec != "" {
+			s.secrets = append(s.secrets, sec)
+		}
+	}
+	if cfg.IdentityHMACSecret != "" || cfg.IdentityJWKSURL != "" {
+		if s.ident, err = identity.New(ctx, cfg.Identity); err != nil {
+			return fmt.Errorf("booking: %w", err)
+		}
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); keys.run(runCtx, 5*time.Minute) }()
+	go func() { defer wg.Done(); s.sweepLoop(runCtx) }()
+
+	err = httpapi.Serve(ctx, cfg.HTTPAddr, s.routes(), cfg.ShutdownGrace, ready)
+	stop()
+	wg.Wait()
+	s.waitReleases(5 * time.Second)
+	return err
+}
+
+func (s *service) routes() http.Handler {
+	mux := http.NewServeMux()
+	handle := func(pattern string, h httpapi.HandlerFunc) {
+		mux.Handle(pattern, s.metrics.instrument(pattern, h))
+	}
+	handle("GET /events/{eventId}/seats", s.seats)
+	handle("POST /events/{eventId}/holds", s.hold)
+	handle("DELETE /events/{eventId}/holds/{orderId}", s.release)
+	handle("POST /payments/webhook", s.webhook)
+	handle("POST /orders/{orderId}/confirm", s.confirm)
+	handle("GET /orders/{orderId}", s.order)
+	mux.Handle("GET /healthz", httpapi.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		return nil
+	}))
+	mux.Handle("GET /readyz", httpapi.HandlerFunc(s.readyz))
+	mux.Handle("GET /metrics", s.metrics.handler())
+	mux.Handle("/", httpapi.NotFoundHandler())
+	return mux
+}
+
+func (s *service) checkEvent(r *http.Request) error {
+	id, err := strconv.ParseInt(r.PathValue("eventId"), 10, 64)
+	if err != nil || id != s.cfg.EventID {
+		return errUnknownEvent
+	}
+	return nil
+}
+
+// queueClaims verifies the X-Queue-Token. Holding needs the queue session
+// to be still active; reading or releasing one's own order does not (the
+// session ends with the purchase).
+func (s *service) queueClaims(r *http.Request, needActive bool) (*accesstoken.Claims, error) {
+	tok := strings.TrimSpace(r.Header.Get(QueueTokenHeader))
+	if tok == "" {
+		return nil, errMissingToken
+	}
+	c, err := s.keys.verify(r.Context(), tok, s.cfg.EventID)
+	if err != nil {
+		e := *errInvalidToken
+		e.Err = err
+		return nil, &e
+	}
+	if needActive {
+		active, err := zone.SessionActive(r.Context(), s.rdb, s.cfg.EventID, c.SessionID)
+		if err != nil {
+			return nil, httpapi.Unavailable("the session store", err)
+		}
+		if !active {
+			return nil, errSessionInactive
+		}
+	}
+	return c, nil
+}
+
+func (s *service) seats(w http.ResponseWriter, r *http.Request) error {
+	if err := s.checkEvent(r); err != nil {
+		return err
+	}
+	snap, err := s.seatMap.get(r.Context())
+	if err != nil {
+		return err
+	}
+	body := snap.all
+	if sec := r.URL.Query().Get("section"); sec != "" {
+		var ok bool
+		if body, ok = snap.bySection[sec]; !ok {
+			return httpapi.Errorf(http.StatusNotFound, "unknown_section", "no section %q", truncate(sec, 20))
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "max-age=1")
+	_, err = w.Write(body)
+	return err
+}
+
+type holdRequest struct {
+	Seats []string `json:"seats"`
+}
+
+func (s *service) hold(w http.ResponseWriter, r *http.Request) (err error) {
+	defer func() { s.metrics.holds.WithLabelValues(holdResult(err)).Inc() }()
+	if err := s.checkEvent(r); err != nil {
+		return err
+	}
+	c, err := s.queueClaims(r, true)
+	if err != nil {
+		return err
+	}
+	var req holdRequest
+	if err := httpapi.DecodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	start := time.Now()
+	h, err := s.store.Hold(r.Context(), c.Subject, c.SessionID, req.Seats)
+	s.metrics.holdDuration.Observe(time.Since(start).Seconds())
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, h)
+	return nil
+}
+
+func holdResult(err error) string {
+	var he *httpapi.Error
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &he) && he.Code == "seats_unavailable":
+		return "conflict"
+	case errors.As(err, &he) && he.Code == "seat_limit":
+		return "limit"
+	case errors.As(err, &he) && he.Status < 500:
+		return "rejected"
+	}
+	return "error"
+}
+
+func (s *service) release(w http.ResponseWriter, r *http.Request) error {
+	if err := s.checkEvent(r); err != nil {
+		return err
+	}
+	c, err := s.queueClaims(r, false)
+	if err != nil {
+		return err
+	}
+	o, err := s.store.Release(r.Context(), r.PathValue("orderId"), c.Subject)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, o)
+	return nil
+}
+
+// order answers GET /orders/{orderId} for the customer named by a verified
+// identity token or, failing that, a verified access token.
+func (s *service) order(w http.ResponseWriter, r *http.Request) error {
+	var customer string
+	switch {
+	case s.ident != nil && r.Header.Get("Authorization") != "":
+		id, err := s.ident.Customer(r)
+		if err != nil {
+			e := *errUnauthenticated
+			e.Err = err
+			return &e
+		}
+		customer = id
+	case r.Header.Get(QueueTokenHeader) != "":
+		c, err := s.queueClaims(r, false)
+		if err != nil {
+			return err
+		}
+		customer = c.Subject
+	default:
+		return errUnauthenticated
+	}
+	o, err := s.store.Order(r.Context(), r.PathValue("orderId"), customer)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, o)
+	return nil
+}
+
+// amount accepts a JSON string ("179.00") or number (179) with at most two
+// decimals, without passing through float64.
+type amount Cents
+
+func (a *amount) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if len(s) >= 2 && s[0] == '"' {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+	}
+	c, err := ParseCents(s)
+	if err != nil {
+		return err
+	}
+	*a = amount(c)
+	return nil
+}
+
+type confirmRequest struct {
+	PaymentID string  `json:"paymentId"`
+	Amount    *amount `json:"amount"`
+	Currency  string  `json:"currency"`
+}
+
+const maxKeyLen = 200
+
+func checkPayment(paymentID string, amt *amount, currency string) error {
+	switch {
+	case paymentID == "" || len(paymentID) > maxKeyLen:
+		return badRequest("bad_payment_id", "paymentId is required (at most %d characters)", maxKeyLen)
+	case amt == nil:
+		return badRequest("bad_amount", "amount is required")
+	case len(currency) != 3 || strings.ToUpper(currency) != currency:
+		return badRequest("bad_currency", "currency must be an ISO 4217 code such as EUR")
+	}
+	return nil
+}
+
+func (s *service) confirm(w http.ResponseWriter, r *http.Request) (err error) {
+	defer func() {
+		if err != nil {
+			s.metrics.confirms.WithLabelValues(confirmErrResult(err)).Inc()
+		}
+	}()
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if s.cfg.ServiceToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.ServiceToken)) != 1 {
+		return errServiceToken
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		return errMissingIdemKey
+	}
+	if len(key) > maxKeyLen {
+		return badRequest("bad_idempotency_key", "Idempotency-Key is longer than %d characters", maxKeyLen)
+	}
+	var req confirmRequest
+	if err := httpapi.DecodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if err := checkPayment(req.PaymentID, req.Amount, req.Currency); err != nil {
+		return err
+	}
+	o, err := s.settle(r.Context(), Payment{OrderID: r.PathValue("orderId"), IdempotencyKey: key,
+		PaymentID: req.PaymentID, Amount: Cents(*req.Amount), Currency: req.Currency})
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, o)
+	return nil
+}
+
+func confirmErrResult(err error) string {
+	var he *httpapi.Error
+	if errors.As(err, &he) && he.Status < 500 {
+		return "rejected"
+	}
+	return "error"
+}
+
+// settle is the confirm logic shared by the internal endpoint and the
+// webhook: it counts the outcome and, after a fresh payment, frees the
+// customer's queue session.
+func (s *service) settle(ctx context.Context, p Payment) (*Order, error) {
+	res, err := s.store.Confirm(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	o := res.Order
+	switch {
+	case !res.Fresh:
+		s.metrics.confirms.WithLabelValues("replay").Inc()
+	case o.Status == StatusPaid:
+		s.metrics.confirms.WithLabelValues("paid").Inc()
+		s.releaseSession(o.sessionID)
+	default:
+		s.metrics.confirms.WithLabelValues("refund").Inc()
+		s.metrics.refunds.WithLabelValues(o.RefundReason).Inc()
+	}
+	return o, nil
+}
+
+// webhookEvent is the payment provider's callback body.
+type webhookEvent struct {
+	OrderID   string  `json:"orderId"`
+	PaymentID string  `json:"paymentId"`
+	Amount    *amount `json:"amount"`
+	Currency  string  `json:"currency"`
+	Status    string  `json:"status"`
+}
+
+// webhook verifies the provider's signature over the raw body before
+// reading it, then confirms (status succeeded/paid, idempotency key =
+// paymentId) or releases the hold (failed/canceled). Other statuses are
+// acknowledged and ignored so the provider stops retrying them.
+func (s *service) webhook(w http.ResponseWriter, r *http.Request) error {
+	body, err := httpapi.ReadBody(w, r)
+	if err != nil {
+		return err
+	}
+	if err := verifyWebhook(r.Header.Get(SignatureHeader), body, s.secrets, s.cfg.WebhookTolerance, time.Now()); err != nil {
+		return err
+	}
+	var ev webhookEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return badRequest("bad_json", "webhook body is not valid JSON: %v", err)
+	}
+	if ev.OrderID == "" {
+		return badRequest("bad_order_id", "orderId is required")
+	}
+	switch strings.ToLower(ev.Status) {
+	case "succeeded", "paid":
+		if err := checkPayment(ev.PaymentID, ev.Amount, ev.Currency); err != nil {
+			return err
+		}
+		o, err := s.settle(r.Context(), Payment{OrderID: ev.OrderID, IdempotencyKey: ev.PaymentID,
+			PaymentID: ev.PaymentID, Amount: Cents(*ev.Amount), Currency: ev.Currency})
+		if err != nil {
+			return err
+		}
+		httpapi.WriteJSON(w, http.StatusOK, o)
+	case "failed", "canceled", "cancelled":
+		o, err := s.store.Release(r.Context(), ev.OrderID, "")
+		if errors.Is(err, errOrderNotPending) {
+			httpapi.WriteJSON(w, http.StatusOK, map[string]any{"orderId": ev.OrderID, "ignored": true, "reason": "order is not pending"})
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		httpapi.WriteJSON(w, http.StatusOK, o)
+	default:
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"orderId": ev.OrderID, "ignored": true, "reason": "status " + truncate(ev.Status, 20)})
+	}
+	return nil
+}
+
+// releaseSession frees the customer's slot in the queue's seat-selection
+// zone after a purchase: best effort, retried in the background; if every
+// try fails the session simply expires on its own.
+func (s *service) releaseSession(sid string) {
+	if sid == "" {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		for attempt := range 5 {
+			ctx, cancel := context.WithTimeout(s.bgCtx, 2*time.Second)
+			err := zone.ReleaseSession(ctx, s.rdb, s.cfg.EventID, sid)
+			cancel()
+			if err == nil {
+				return
+			}
+			slog.Warn("release queue session", "session", sid, "attempt", attempt+1, "err", err)
+			if attempt < 4 {
+				time.Sleep(time.Duration(200<<attempt) * time.Millisecond)
+			}
+		}
+	}()
+}
+
+func (s *service) waitReleases(d time.Duration) {
+	done := make(chan struct{})
+	go func() { s.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		slog.Warn("queue session releases still running at shutdown")
+	}
+}
+
+// readyz: the database answers, the schema is current and access-token
+// keys are known.
+func (s *service) readyz(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.pool.Ping(ctx); err != nil {
+		return httpapi.Unavailable("the database", err)
+	}
+	if !s.migrated.Load() {
+		n, err := migrations.Pending(ctx, s.cfg.DatabaseURL)
+		if err != nil {
+			return httpapi.Unavailable("the database", err)
+		}
+		if n > 0 {
+			return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "migrations_pending",
+				Message: fmt.Sprintf("%d migrations are not applied; run ticketfair migrate", n)}
+		}
+		s.migrated.Store(true)
+	}
+	if !s.keys.ready() {
+		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "no_token_keys", Message: "access token keys are not loaded yet"}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return nil
+}
+
+// sweepLoop frees expired holds and publishes the remaining inventory.
+// Every replica runs it; SKIP LOCKED keeps them out of each other's way.
+func (s *service) sweepLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.SweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.sweepOnce(ctx)
+	}
+}
+
+func (s *service) sweepOnce(ctx context.Context) {
+	seats, orders, err := s.store.Sweep(ctx, s.cfg.SweepBatch)
+	s.metrics.sweptRows.WithLabelValues("seats").Add(float64(seats))
+	s.metrics.sweptRows.WithLabelValues("orders").Add(float64(orders))
+	if ctx.Err() != nil {
+		return // shutting down
+	}
+	if err != nil {
+		s.metrics.sweeps.WithLabelValues("error").Inc()
+		slog.WarnContext(ctx, "sweep failed", "err", err)
+		return
+	}
+	remaining, err := s.store.Remaining(ctx)
+	if err == nil {
+		s.metrics.remaining.Set(float64(remaining))
+		err = zone.PublishRemaining(ctx, s.rdb, s.cfg.EventID, remaining)
+	}
+	if err != nil {
+		s.metrics.sweeps.WithLabelValues("error").Inc()
+		slog.WarnContext(ctx, "publish remaining inventory failed", "err", err)
+		return
+	}
+	s.metrics.sweeps.WithLabelValues("ok").Inc()
+}

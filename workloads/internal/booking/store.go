@@ -1,0 +1,579 @@
+package booking
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/events"
+)
+
+// Order statuses.
+const (
+	StatusPending        = "PENDING"
+	StatusPaid           = "PAID"
+	StatusExpired        = "EXPIRED"
+	StatusRefundRequired = "REFUND_REQUIRED"
+	StatusCancelled      = "CANCELLED"
+)
+
+// Refund reasons.
+const (
+	ReasonSeatTaken      = "seat_taken"
+	ReasonAmountMismatch = "amount_mismatch"
+)
+
+// Store is the booking logic on PostgreSQL. Every decision is made by the
+// database (conditional UPDATEs, row locks, now()), so any number of
+// replicas may share one database.
+type Store struct {
+	pool     *pgxpool.Pool
+	eventID  int64
+	holdTTL  time.Duration
+	maxSeats int
+	currency string
+}
+
+// NewStore returns the store of one event.
+func NewStore(pool *pgxpool.Pool, eventID int64, holdTTL time.Duration, maxSeats int, currency string) *Store {
+	return &Store{pool: pool, eventID: eventID, holdTTL: holdTTL, maxSeats: maxSeats, currency: currency}
+}
+
+// inTx runs fn in a transaction, running it again on deadlocks and
+// serialization failures so they never reach a user.
+func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	for attempt := 0; ; attempt++ {
+		err := pgx.BeginFunc(ctx, s.pool, fn)
+		if err == nil {
+			return nil
+		}
+		if retryable(err) && attempt < 10 {
+			backoff := time.Duration(1+rand.IntN(5<<min(attempt, 4))) * time.Millisecond
+			select {
+			case <-time.After(backoff):
+				continue
+			case <-ctx.Done():
+				return dbError(ctx.Err())
+			}
+		}
+		return dbError(err)
+	}
+}
+
+// checkSeats validates a hold request's seats and returns them sorted (the
+// order every transaction locks seats in, so holds cannot deadlock).
+func (s *Store) checkSeats(seats []string) ([]string, error) {
+	if len(seats) == 0 {
+		return nil, errNoSeats
+	}
+	if len(seats) > s.maxSeats {
+		return nil, errTooManySeats(s.maxSeats)
+	}
+	sorted := slices.Clone(seats)
+	slices.Sort(sorted)
+	for i, id := range sorted {
+		if _, ok := parseSeatID(id); !ok {
+			return nil, badRequest("bad_seat_id", "seat id %q is not of the form <section>-<row>-<seat>", truncate(id, 40))
+		}
+		if i > 0 && sorted[i-1] == id {
+			return nil, errDuplicateSeat
+		}
+	}
+	return sorted, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// Hold is a successful hold.
+type Hold struct {
+	OrderID   string    `json:"orderId"`
+	Seats     []string  `json:"seats"`
+	Amount    string    `json:"amount"`
+	Currency  string    `json:"currency"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+const holdSeatSQL = `
+UPDATE seat SET status = 'HELD', held_by = $3, order_id = $4,
+       hold_expires_at = now() + $5::bigint * interval '1 millisecond', updated_at = now()
+ WHERE event_id = $1 AND seat_id = $2
+   AND (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at <= now()))
+RETURNING section, price::text`
+
+// Hold holds all of seats for customer, or none. One transaction: the
+// customer's advisory lock (so parallel holds cannot add up past the
+// limit), the limit check, the PENDING order, then one conditional UPDATE
+// per seat in sorted order.
+func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []string) (*Hold, error) {
+	sorted, err := s.checkSeats(seats)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		res         *Hold
+		unavailable []string
+	)
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		orderID := uuid.New()
+		res, unavailable = nil, nil
+		b := &pgx.Batch{}
+		b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`, customer, s.eventID)
+		b.Queue(`SELECT count(*) FROM seat WHERE event_id = $1 AND held_by = $2
+		          AND (status = 'SOLD' OR (status = 'HELD' AND hold_expires_at > now()))`, s.eventID, customer)
+		b.Queue(`INSERT INTO ticket_order (id, customer_id, event_id, session_id, amount, currency, hold_expires_at)
+		         VALUES ($1, $2, $3, $4, 0, $5, now() + $6::bigint * interval '1 millisecond')
+		         RETURNING hold_expires_at`, orderID, customer, s.eventID, sessionID, s.currency, s.holdTTL.Milliseconds())
+		for _, id := range sorted {
+			b.Queue(holdSeatSQL, s.eventID, id, customer, orderID, s.holdTTL.Milliseconds())
+		}
+		br := tx.SendBatch(ctx, b)
+		var (
+			already  int64
+			expires  time.Time
+			total    Cents
+			sections = make([]string, len(sorted))
+			prices   = make([]string, len(sorted))
+		)
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return err
+		}
+		if err := br.QueryRow().Scan(&already); err != nil {
+			br.Close()
+			return err
+		}
+		if err := br.QueryRow().Scan(&expires); err != nil {
+			br.Close()
+			return err
+		}
+		for i, id := range sorted {
+			err := br.QueryRow().Scan(&sections[i], &prices[i])
+			if errors.Is(err, pgx.ErrNoRows) {
+				unavailable = append(unavailable, id)
+				continue
+			}
+			if err != nil {
+				br.Close()
+				return err
+			}
+			p, err := ParseCents(prices[i])
+			if err != nil {
+				br.Close()
+				return fmt.Errorf("seat %s price: %w", id, err)
+			}
+			total += p
+		}
+		if err := br.Close(); err != nil {
+			return err
+		}
+		if already+int64(len(sorted)) > int64(s.maxSeats) {
+			return errSeatLimit(s.maxSeats, already)
+		}
+		if len(unavailable) > 0 {
+			return errUnavailableSeats(unavailable)
+		}
+		if _, err := tx.Exec(ctx, `
+			WITH os AS (
+				INSERT INTO order_seat (order_id, event_id, seat_id, section, price)
+				SELECT $1, $2, u.seat_id, u.section, u.price::numeric
+				  FROM unnest($3::text[], $4::text[], $5::text[]) AS u(seat_id, section, price)
+			)
+			UPDATE ticket_order SET amount = $6::numeric WHERE id = $1`,
+			orderID, s.eventID, sorted, sections, prices, total.String()); err != nil {
+			return err
+		}
+		res = &Hold{OrderID: orderID.String(), Seats: sorted, Amount: total.String(), Currency: s.currency, ExpiresAt: expires.UTC()}
+		return nil
+	})
+	if err != nil {
+		if len(unavailable) > 0 {
+			// Tell an unknown seat (bad input) from a taken one.
+			if unknown, uerr := s.unknownSeats(ctx, unavailable); uerr == nil && len(unknown) > 0 {
+				return nil, errUnknownSeats(unknown)
+			}
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+func (s *Store) unknownSeats(ctx context.Context, ids []string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT seat_id FROM seat WHERE event_id = $1 AND seat_id = ANY($2)`, s.eventID, ids)
+	if err != nil {
+		return nil, err
+	}
+	known, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	var unknown []string
+	for _, id := range ids {
+		if !slices.Contains(known, id) {
+			unknown = append(unknown, id)
+		}
+	}
+	return unknown, nil
+}
+
+// Order is an order as the API shows it.
+type Order struct {
+	OrderID      string     `json:"orderId"`
+	EventID      int64      `json:"eventId"`
+	Status       string     `json:"status"`
+	Seats        []string   `json:"seats"`
+	Amount       string     `json:"amount"`
+	Currency     string     `json:"currency"`
+	ExpiresAt    time.Time  `json:"expiresAt"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	PaymentID    string     `json:"paymentId,omitempty"`
+	SettledAt    *time.Time `json:"settledAt,omitempty"`
+	RefundReason string     `json:"refundReason,omitempty"`
+
+	customerID string
+	sessionID  string
+	idemKey    *string
+	paidAmount *string
+	paidCurr   *string
+	seatRows   []events.Seat
+}
+
+const orderColumns = `id::text, event_id, customer_id, session_id, status, amount::text, currency, hold_expires_at,
+	created_at, coalesce(payment_id, ''), settled_at, coalesce(refund_reason, ''), idempotency_key, paid_amount::text, paid_currency`
+
+func scanOrder(row pgx.Row) (*Order, error) {
+	var o Order
+	err := row.Scan(&o.OrderID, &o.EventID, &o.customerID, &o.sessionID, &o.Status, &o.Amount, &o.Currency, &o.ExpiresAt,
+		&o.CreatedAt, &o.PaymentID, &o.SettledAt, &o.RefundReason, &o.idemKey, &o.paidAmount, &o.paidCurr)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errOrderNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	o.ExpiresAt = o.ExpiresAt.UTC()
+	o.CreatedAt = o.CreatedAt.UTC()
+	if o.SettledAt != nil {
+		t := o.SettledAt.UTC()
+		o.SettledAt = &t
+	}
+	return &o, nil
+}
+
+// loadSeats fills the order's seats in sorted order.
+func loadSeats(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, o *Order) error {
+	rows, err := q.Query(ctx, `SELECT seat_id, section, price::text FROM order_seat WHERE order_id = $1`, o.OrderID)
+	if err != nil {
+		return err
+	}
+	o.seatRows, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (events.Seat, error) {
+		var s events.Seat
+		err := r.Scan(&s.SeatID, &s.Section, &s.Price)
+		return s, err
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(o.seatRows, func(a, b events.Seat) int {
+		if a.SeatID < b.SeatID {
+			return -1
+		}
+		if a.SeatID > b.SeatID {
+			return 1
+		}
+		return 0
+	})
+	o.Seats = make([]string, len(o.seatRows))
+	for i, s := range o.seatRows {
+		o.Seats[i] = s.SeatID
+	}
+	return nil
+}
+
+// Order returns the order if customer owns it; anyone else gets not found.
+func (s *Store) Order(ctx context.Context, orderID, customer string) (*Order, error) {
+	if _, err := uuid.Parse(orderID); err != nil {
+		return nil, errOrderNotFound
+	}
+	o, err := scanOrder(s.pool.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2`, orderID, s.eventID))
+	if err != nil {
+		return nil, dbError(err)
+	}
+	if o.customerID != customer {
+		return nil, errOrderNotFound
+	}
+	if err := loadSeats(ctx, s.pool, o); err != nil {
+		return nil, dbError(err)
+	}
+	return o, nil
+}
+
+// releaseSeatsSQL frees the seats an order still holds, locking them in the
+// same byte order holds use.
+const releaseSeatsSQL = `
+UPDATE seat SET status = 'AVAILABLE', held_by = NULL, order_id = NULL, hold_expires_at = NULL, updated_at = now()
+ WHERE (event_id, seat_id) IN (
+	SELECT event_id, seat_id FROM seat WHERE order_id = $1 AND status = 'HELD'
+	 ORDER BY seat_id COLLATE "C" FOR UPDATE)
+   AND order_id = $1 AND status = 'HELD'`
+
+// Release cancels customer's pending order and frees its seats. customer ""
+// skips the owner check (a failed payment reported by the provider).
+func (s *Store) Release(ctx context.Context, orderID, customer string) (*Order, error) {
+	if _, err := uuid.Parse(orderID); err != nil {
+		return nil, errOrderNotFound
+	}
+	var o *Order
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		o, err = scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2 FOR UPDATE`, orderID, s.eventID))
+		if err != nil {
+			return err
+		}
+		if customer != "" && o.customerID != customer {
+			return errOrderNotFound
+		}
+		if o.Status != StatusPending {
+			return errOrderNotPending
+		}
+		if _, err := tx.Exec(ctx, releaseSeatsSQL, orderID); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `UPDATE ticket_order SET status = 'CANCELLED', updated_at = now() WHERE id = $1 RETURNING status`, orderID).Scan(&o.Status); err != nil {
+			return err
+		}
+		return loadSeats(ctx, tx, o)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// Payment is a confirmation request.
+type Payment struct {
+	OrderID        string
+	IdempotencyKey string
+	PaymentID      string
+	Amount         Cents
+	Currency       string
+}
+
+// ConfirmResult tells whether this call settled the order (Fresh) or
+// repeated an earlier settlement.
+type ConfirmResult struct {
+	Order *Order
+	Fresh bool
+}
+
+const sellSeatSQL = `
+UPDATE seat SET status = 'SOLD', held_by = $3, order_id = $4, hold_expires_at = NULL, updated_at = now()
+ WHERE event_id = $1 AND seat_id = $2
+   AND ((status = 'HELD' AND order_id = $4) OR status = 'AVAILABLE')`
+
+// Confirm settles an order with a payment, exactly once per idempotency
+// key, in one transaction: the order row is locked, then either its seats
+// become SOLD, the order PAID and a ticket-issued row is written to the
+// outbox, or (seat lost after expiry, amount mismatch) its seats are freed,
+// the order becomes REFUND_REQUIRED and a refund-requested row is written.
+// Both outcomes commit. A seat still held by the order, even past its
+// expiry, or AVAILABLE again after the sweeper freed it, is sold: the
+// customer paid and nobody else took it.
+func (s *Store) Confirm(ctx context.Context, p Payment) (*ConfirmResult, error) {
+	if _, err := uuid.Parse(p.OrderID); err != nil {
+		return nil, errOrderNotFound
+	}
+	var res *ConfirmResult
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		res = nil
+		var other string
+		err := tx.QueryRow(ctx, `SELECT id::text FROM ticket_order WHERE idempotency_key = $1`, p.IdempotencyKey).Scan(&other)
+		if err == nil && other != p.OrderID {
+			return errIdemKeyReused
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		o, err := scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2 FOR UPDATE`, p.OrderID, s.eventID))
+		if err != nil {
+			return err
+		}
+		if o.idemKey != nil {
+			if *o.idemKey != p.IdempotencyKey {
+				return errOrderSettled
+			}
+			if o.paidAmount == nil || *o.paidAmount != p.Amount.String() || o.paidCurr == nil || *o.paidCurr != p.Currency || o.PaymentID != p.PaymentID {
+				return errIdemKeyReused
+			}
+			res = &ConfirmResult{Order: o}
+			return loadSeats(ctx, tx, o)
+		}
+		if err := loadSeats(ctx, tx, o); err != nil {
+			return err
+		}
+		reason := ""
+		if p.Amount.String() != o.Amount || p.Currency != o.Currency {
+			reason = ReasonAmountMismatch
+		} else if sold, err := s.sellSeats(ctx, tx, o); err != nil {
+			return err
+		} else if !sold {
+			reason = ReasonSeatTaken
+		}
+		if reason == "" {
+			err = s.markPaid(ctx, tx, o, p)
+		} else {
+			err = s.markRefund(ctx, tx, o, p, reason)
+		}
+		if err != nil {
+			return err
+		}
+		res = &ConfirmResult{Order: o, Fresh: true}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// sellSeats turns every seat of o into SOLD, in sorted order, or none (the
+// savepoint is rolled back when a seat is gone).
+func (s *Store) sellSeats(ctx context.Context, tx pgx.Tx, o *Order) (bool, error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	b := &pgx.Batch{}
+	for _, id := range o.Seats {
+		b.Queue(sellSeatSQL, s.eventID, id, o.customerID, o.OrderID)
+	}
+	br := sp.SendBatch(ctx, b)
+	all := true
+	for range o.Seats {
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
+			_ = sp.Rollback(ctx)
+			return false, err
+		}
+		if tag.RowsAffected() != 1 {
+			all = false
+		}
+	}
+	if err := br.Close(); err != nil {
+		_ = sp.Rollback(ctx)
+		return false, err
+	}
+	if !all {
+		return false, sp.Rollback(ctx)
+	}
+	return true, sp.Commit(ctx)
+}
+
+func (s *Store) markPaid(ctx context.Context, tx pgx.Tx, o *Order, p Payment) error {
+	var at time.Time
+	if err := tx.QueryRow(ctx, `
+		UPDATE ticket_order SET status = 'PAID', idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
+		       paid_currency = $5, settled_at = now(), updated_at = now()
+		 WHERE id = $1 RETURNING settled_at`,
+		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency).Scan(&at); err != nil {
+		return err
+	}
+	at = at.UTC()
+	o.Status, o.PaymentID, o.SettledAt = StatusPaid, p.PaymentID, &at
+	ev := events.TicketIssued{OrderID: o.OrderID, EventID: o.EventID, CustomerID: o.customerID, PaymentID: p.PaymentID,
+		Amount: o.Amount, Currency: o.Currency, Seats: o.seatRows, PaidAt: at}
+	return insertOutbox(ctx, tx, events.TopicTicketIssued, o.OrderID, events.TypeTicketIssued, ev)
+}
+
+func (s *Store) markRefund(ctx context.Context, tx pgx.Tx, o *Order, p Payment, reason string) error {
+	if _, err := tx.Exec(ctx, releaseSeatsSQL, o.OrderID); err != nil {
+		return err
+	}
+	var at time.Time
+	if err := tx.QueryRow(ctx, `
+		UPDATE ticket_order SET status = 'REFUND_REQUIRED', idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
+		       paid_currency = $5, refund_reason = $6, settled_at = now(), updated_at = now()
+		 WHERE id = $1 RETURNING settled_at`,
+		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, reason).Scan(&at); err != nil {
+		return err
+	}
+	at = at.UTC()
+	o.Status, o.PaymentID, o.SettledAt, o.RefundReason = StatusRefundRequired, p.PaymentID, &at, reason
+	// The refund is of what was paid, not of what the order cost.
+	ev := events.RefundRequested{OrderID: o.OrderID, EventID: o.EventID, CustomerID: o.customerID, PaymentID: p.PaymentID,
+		Amount: p.Amount.String(), Currency: p.Currency, Reason: reason, At: at}
+	return insertOutbox(ctx, tx, events.TopicRefundRequested, o.OrderID, events.TypeRefundRequested, ev)
+}
+
+func insertOutbox(ctx context.Context, tx pgx.Tx, topic, key, typ string, payload any) error {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO outbox (topic, key, event_type, payload) VALUES ($1, $2, $3, $4)`, topic, key, typ, body)
+	return err
+}
+
+// Sweep frees expired holds and expires their pending orders, in batches
+// of batch rows claimed with FOR UPDATE SKIP LOCKED, so every replica may
+// sweep at once without waiting on the others or on live transactions.
+func (s *Store) Sweep(ctx context.Context, batch int) (seats, orders int64, err error) {
+	for {
+		tag, err := s.pool.Exec(ctx, `
+			UPDATE seat SET status = 'AVAILABLE', held_by = NULL, order_id = NULL, hold_expires_at = NULL, updated_at = now()
+			 WHERE (event_id, seat_id) IN (
+				SELECT event_id, seat_id FROM seat
+				 WHERE event_id = $1 AND status = 'HELD' AND hold_expires_at <= now()
+				 LIMIT $2 FOR UPDATE SKIP LOCKED)
+			   AND status = 'HELD' AND hold_expires_at <= now()`, s.eventID, batch)
+		if err != nil {
+			return seats, orders, dbError(err)
+		}
+		seats += tag.RowsAffected()
+		if tag.RowsAffected() < int64(batch) {
+			break
+		}
+	}
+	for {
+		tag, err := s.pool.Exec(ctx, `
+			UPDATE ticket_order SET status = 'EXPIRED', updated_at = now()
+			 WHERE id IN (
+				SELECT id FROM ticket_order
+				 WHERE event_id = $1 AND status = 'PENDING' AND hold_expires_at <= now()
+				 LIMIT $2 FOR UPDATE SKIP LOCKED)
+			   AND status = 'PENDING'`, s.eventID, batch)
+		if err != nil {
+			return seats, orders, dbError(err)
+		}
+		orders += tag.RowsAffected()
+		if tag.RowsAffected() < int64(batch) {
+			break
+		}
+	}
+	return seats, orders, nil
+}
+
+// Remaining counts the seats not SOLD (AVAILABLE or HELD): what the queue
+// may still admit people for.
+func (s *Store) Remaining(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM seat WHERE event_id = $1 AND status <> 'SOLD'`, s.eventID).Scan(&n); err != nil {
+		return 0, dbError(err)
+	}
+	return n, nil
+}

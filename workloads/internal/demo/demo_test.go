@@ -1,0 +1,108 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ticketfair/ticketfair/internal/localsvc"
+	"github.com/ticketfair/ticketfair/internal/testenv"
+)
+
+// A short local sale: real Redis, PostgreSQL, Kafka protocol, and the
+// workloads as processes of the real binary.
+func TestShortSale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	for _, probe := range []func() error{
+		func() error { _, err := exec.LookPath("redis-server"); return err },
+		func() error { _, err := localsvc.PostgresBinDir(); return err },
+	} {
+		if err := probe(); err != nil {
+			if os.Getenv("CI") == "true" || os.Getenv("TICKETFAIR_TEST_REQUIRE_SERVICES") == "1" {
+				t.Fatal(err)
+			}
+			t.Skip(err)
+		}
+	}
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "ticketfair")
+	build := exec.Command("go", "build", "-o", bin, "./workloads/cmd/ticketfair")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+
+	o := DefaultOptions()
+	o.Customers, o.Seats, o.MaxActive, o.AdmitRate = 1500, 400, 150, 100
+	o.OpensIn, o.HoldTTL, o.Seed = 4*time.Second, 8*time.Second, 42
+	o.Profile = "prequeue=0.05,joinwindow=3s"
+	o.Binary, o.Deadline = bin, 4*time.Minute
+	o.ReportJSON = filepath.Join(dir, "report.json")
+	var out bytes.Buffer
+	o.Out = &out
+	rep, err := Run(context.Background(), o)
+	t.Log(out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.SeatsSold == 0 || rep.TicketsIssued != rep.SeatsSold {
+		t.Fatalf("sold %d, tickets %d", rep.SeatsSold, rep.TicketsIssued)
+	}
+	if rep.DoubleSold.Total() != 0 {
+		t.Fatalf("double sold: %+v", rep.DoubleSold)
+	}
+	if rep.Fairness.PostOpenAdmitted == 0 || rep.Fairness.PostOpenInversions != 0 || rep.Fairness.AdmittedTwice != 0 {
+		t.Fatalf("fairness: %+v", rep.Fairness)
+	}
+	if rep.Crowd.MaxActiveSample > int64(o.MaxActive) {
+		t.Fatalf("active %d above MAX_ACTIVE %d", rep.Crowd.MaxActiveSample, o.MaxActive)
+	}
+
+	// The JSON report has the documented shape.
+	b, err := os.ReadFile(o.ReportJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for key, kind := range map[string]string{
+		"seatsSold": "number", "ordersPaid": "number", "ticketsIssued": "number", "doubleSold": "object",
+		"fairness": "object", "crowd": "object", "endpoints": "array", "redisCommands": "object",
+		"peakMemoryBytes": "object", "durationSeconds": "number", "timeToSellOutSeconds": "number",
+	} {
+		v, ok := doc[key]
+		if !ok {
+			t.Errorf("report JSON lacks %q", key)
+			continue
+		}
+		got := map[bool]string{true: "ok"}[false]
+		switch v.(type) {
+		case float64:
+			got = "number"
+		case map[string]any:
+			got = "object"
+		case []any:
+			got = "array"
+		}
+		if got != kind {
+			t.Errorf("report JSON %q is %T, want %s", key, v, kind)
+		}
+	}
+	if eps, _ := doc["endpoints"].([]any); len(eps) < 5 {
+		t.Errorf("report has %d endpoints, want join, poll, seats, hold, webhook, tickets...", len(eps))
+	}
+}

@@ -1,0 +1,348 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ticketfair/ticketfair/internal/testenv"
+	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+)
+
+func joinMany(t testing.TB, st *store, set Settings, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		if _, err := st.join(context.Background(), fmt.Sprintf("%s%05d", prefix, i), set); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func parseLog(t testing.TB, entries []string) (customers []string, arrival, qseq []int64) {
+	t.Helper()
+	for _, e := range entries {
+		p := strings.Split(e, "|")
+		if len(p) != 3 {
+			t.Fatalf("admit log entry %q", e)
+		}
+		a, _ := strconv.ParseInt(p[1], 10, 64)
+		q, _ := strconv.ParseInt(p[2], 10, 64)
+		customers, arrival, qseq = append(customers, p[0]), append(arrival, a), append(qseq, q)
+	}
+	return
+}
+
+func TestFIFOAfterOpening(t *testing.T) {
+	rdb := testenv.Redis(t)
+	st := newStore(rdb, testEvent)
+	set := testSettings() // no SalesOpenAt: open
+	joinMany(t, st, set, "c", 300)
+	epoch, _ := st.takeEpoch(context.Background())
+	for range 10 {
+		if _, err := st.tick(context.Background(), epoch, set, 40); err != nil {
+			t.Fatal(err)
+		}
+	}
+	customers, arrival, qseq := parseLog(t, admitLog(t, rdb))
+	if len(customers) != 100 { // MaxActive
+		t.Fatalf("admitted %d, want 100 (MaxActive)", len(customers))
+	}
+	for i := range customers {
+		if customers[i] != fmt.Sprintf("c%05d", i) || arrival[i] != int64(i+1) || qseq[i] != int64(i+1) {
+			t.Fatalf("admission %d: %s arrival %d queueSeq %d, want c%05d %d %d", i, customers[i], arrival[i], qseq[i], i, i+1, i+1)
+		}
+	}
+}
+
+func TestPreQueueFIFOMode(t *testing.T) {
+	rdb := testenv.Redis(t)
+	st := newStore(rdb, testEvent)
+	set := testSettings()
+	set.PreQueue = "fifo"
+	set.SalesOpenAt = time.Now().Add(time.Hour)
+	joinMany(t, st, set, "p", 50)
+	set.SalesOpenAt = time.Now().Add(-time.Second)
+	joinMany(t, st, set, "q", 50)
+	epoch, _ := st.takeEpoch(context.Background())
+	if _, err := st.tick(context.Background(), epoch, set, 100); err != nil {
+		t.Fatal(err)
+	}
+	customers, _, qseq := parseLog(t, admitLog(t, rdb))
+	for i := range 100 {
+		want := fmt.Sprintf("p%05d", i)
+		if i >= 50 {
+			want = fmt.Sprintf("q%05d", i-50)
+		}
+		if customers[i] != want {
+			t.Fatalf("admission %d is %s, want %s", i, customers[i], want)
+		}
+		if wantSeq := int64(i%50 + 1); qseq[i] != wantSeq {
+			t.Fatalf("admission %d queueSeq %d, want %d", i, qseq[i], wantSeq)
+		}
+	}
+}
+
+// TestPreQueueShuffled checks that the pre-queue's admission order is a
+// uniform shuffle of arrival order, and that later joiners queue FIFO behind it.
+func TestPreQueueShuffled(t *testing.T) {
+	const n = 2000
+	rdb := testenv.Redis(t)
+	st := newStore(rdb, testEvent)
+	set := testSettings()
+	set.MaxActive = 10 * n
+	set.SalesOpenAt = time.Now().Add(time.Hour)
+	joinMany(t, st, set, "p", n)
+	set.SalesOpenAt = time.Now().Add(-time.Second)
+	joinMany(t, st, set, "z", 20)
+	epoch, _ := st.takeEpoch(context.Background())
+	if _, err := st.tick(context.Background(), epoch, set, n+20); err != nil {
+		t.Fatal(err)
+	}
+	customers, arrival, qseq := parseLog(t, admitLog(t, rdb))
+	if len(customers) != n+20 {
+		t.Fatalf("admitted %d, want %d", len(customers), n+20)
+	}
+	for i := range 20 {
+		if c := customers[n+i]; c != fmt.Sprintf("z%05d", i) {
+			t.Fatalf("post-opening admission %d is %s: not FIFO behind the pre-queue", i, c)
+		}
+	}
+	// Spearman correlation of arrival and admission rank: ~0 for a shuffle
+	// (sd 1/sqrt(n-1) ≈ 0.022); FIFO would be 1.
+	var d2 float64
+	for i := range n {
+		if qseq[i] != int64(i+1) {
+			t.Fatalf("pre-queue admission %d has queueSeq %d, want its shuffled rank %d", i, qseq[i], i+1)
+		}
+		d := float64(arrival[i] - int64(i+1))
+		d2 += d * d
+	}
+	rho := 1 - 6*d2/(float64(n)*(float64(n)*float64(n)-1))
+	if math.Abs(rho) > 0.1 {
+		t.Fatalf("Spearman correlation of arrival and admission order %.3f: not shuffled", rho)
+	}
+	// Uniformity: arrival decile x admission decile is flat (chi-squared,
+	// 81 degrees of freedom; 135 is p ≈ 1e-4).
+	var table [10][10]float64
+	for i := range n {
+		table[(arrival[i]-1)*10/n][i*10/n]++
+	}
+	var chi2 float64
+	exp := float64(n) / 100
+	for _, row := range table {
+		for _, o := range row {
+			chi2 += (o - exp) * (o - exp) / exp
+		}
+	}
+	if chi2 > 135 {
+		t.Fatalf("chi-squared %.1f over 81 dof: admission ranks are not uniform over arrival deciles", chi2)
+	}
+	t.Logf("pre-queue of %d: Spearman %.4f, chi-squared %.1f (81 dof)", n, rho, chi2)
+}
+
+// TestTwoAdmittersNeverExceedMaxActive races two admitters (same epoch,
+// as if fencing failed) with releases and expiries for thousands of ticks.
+func TestTwoAdmittersNeverExceedMaxActive(t *testing.T) {
+	rdb := testenv.Redis(t)
+	st := newStore(rdb, testEvent)
+	set := testSettings()
+	set.MaxActive = 25
+	set.ClaimTimeout = 30 * time.Millisecond
+	ctx := context.Background()
+	pipe := rdb.Pipeline()
+	for i := range 20000 {
+		c := fmt.Sprintf("c%05d", i)
+		pipe.ZAdd(ctx, st.k.queue, redisZ(float64(postOpenBase+i+1), c))
+		pipe.HSet(ctx, st.k.customers, c, fmt.Sprintf("w|%d|%d|", i+1, postOpenBase+i+1))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	epoch, _ := st.takeEpoch(ctx)
+	const ticks = 2000
+	var admitted, maxSeen atomic.Int64
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for range ticks {
+				r, err := st.tick(ctx, epoch, set, 7)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				admitted.Add(r.Admitted)
+				for {
+					m := maxSeen.Load()
+					if r.Active <= m || maxSeen.CompareAndSwap(m, r.Active) {
+						break
+					}
+				}
+			}
+		})
+	}
+	stop := make(chan struct{})
+	var checks atomic.Int64
+	var cwg sync.WaitGroup
+	cwg.Go(func() { // releases sessions, as the booking service does
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ids, _ := rdb.ZRandMember(ctx, st.k.active, 3).Result()
+			for _, id := range ids {
+				_ = zone.ReleaseSession(ctx, rdb, testEvent, id)
+			}
+		}
+	})
+	cwg.Go(func() { // counts live sessions independently
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if n := liveCount(t, rdb); n > int64(set.MaxActive) {
+				t.Errorf("%d live sessions, MaxActive %d", n, set.MaxActive)
+			}
+			checks.Add(1)
+		}
+	})
+	wg.Wait()
+	close(stop)
+	cwg.Wait()
+	if m := maxSeen.Load(); m > int64(set.MaxActive) || m == 0 {
+		t.Fatalf("active peaked at %d, MaxActive %d", m, set.MaxActive)
+	}
+	n := admitted.Load()
+	if log := int64(len(admitLog(t, rdb))); log != n || n < int64(set.MaxActive) {
+		t.Fatalf("admitted %d, admit log %d", n, log)
+	}
+	t.Logf("%d ticks x 2 admitters: %d admitted, %d independent checks, active peak %d", ticks, n, checks.Load(), maxSeen.Load())
+}
+
+func TestDeposedAdmitterAdmitsNobody(t *testing.T) {
+	rdb := testenv.Redis(t)
+	st := newStore(rdb, testEvent)
+	set := testSettings()
+	joinMany(t, st, set, "c", 10)
+	ctx := context.Background()
+	old, _ := st.takeEpoch(ctx)
+	cur, _ := st.takeEpoch(ctx) // a new leader took over
+	r, err := st.tick(ctx, old, set, 5)
+	if err != nil || !r.Fenced || r.Admitted != 0 {
+		t.Fatalf("deposed tick: %+v %v", r, err)
+	}
+	if n := len(admitLog(t, rdb)); n != 0 {
+		t.Fatalf("deposed tick admitted %d", n)
+	}
+	if r, err := st.tick(ctx, cur, set, 5); err != nil || r.Admitted != 5 {
+		t.Fatalf("current leader's tick: %+v %v", r, err)
+	}
+}
+
+func TestClaimWindowFreesSlots(t *testing.T) {
+	rdb := testenv.Redis(t)
+	st := newStore(rdb, testEvent)
+	set := testSettings()
+	set.MaxActive, set.ClaimTimeout = 2, 300*time.Millisecond
+	joinMany(t, st, set, "c", 4)
+	ctx := context.Background()
+	epoch, _ := st.takeEpoch(ctx)
+	if r, _ := st.tick(ctx, epoch, set, 10); r.Admitted != 2 {
+		t.Fatalf("first tick admitted %d, want 2", r.Admitted)
+	}
+	if r, _ := st.tick(ctx, epoch, set, 10); r.Admitted != 0 {
+		t.Fatalf("full zone admitted %d", r.Admitted)
+	}
+	// c00000 claims its token; c00001 never does.
+	c, err := st.claim(ctx, "c00000", postOpenBase+1, set.TokenTTL)
+	if err != nil || c.Status != "admitted" || c.SessionID == "" {
+		t.Fatalf("claim: %+v %v", c, err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if r, _ := st.tick(ctx, epoch, set, 10); r.Admitted != 1 || r.Active != 2 {
+		t.Fatalf("after the claim window: %+v, want 1 admitted (the unclaimed slot), 2 active", r)
+	}
+	if c, _ := st.claim(ctx, "c00001", postOpenBase+2, set.TokenTTL); c.Status != "expired" {
+		t.Fatalf("unclaimed customer after the window: %s, want expired", c.Status)
+	}
+	if ok, _ := zone.SessionActive(ctx, rdb, testEvent, c.SessionID); !ok {
+		t.Fatal("claimed session not active for the booking service")
+	}
+	// Leaving frees the slot at once.
+	if ok, err := st.leave(ctx, "c00000", postOpenBase+1); !ok || err != nil {
+		t.Fatalf("leave: %v %v", ok, err)
+	}
+	if r, _ := st.tick(ctx, epoch, set, 10); r.Admitted != 1 {
+		t.Fatalf("after leave admitted %d, want 1", r.Admitted)
+	}
+}
+
+func TestPauseAndSoldOut(t *testing.T) {
+	rdb := testenv.Redis(t)
+	st := newStore(rdb, testEvent)
+	set := testSettings()
+	joinMany(t, st, set, "c", 10)
+	ctx := context.Background()
+	epoch, _ := st.takeEpoch(ctx)
+	set.Paused = true
+	if r, _ := st.tick(ctx, epoch, set, 5); r.Admitted != 0 || r.Reason != "paused" {
+		t.Fatalf("paused tick: %+v", r)
+	}
+	set.Paused = false
+	if err := zone.PublishRemaining(ctx, rdb, testEvent, 0); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := st.tick(ctx, epoch, set, 5); r.Admitted != 0 || r.Reason != "sold_out" {
+		t.Fatalf("sold-out tick: %+v", r)
+	}
+	_ = zone.PublishRemaining(ctx, rdb, testEvent, 3)
+	if r, _ := st.tick(ctx, epoch, set, 5); r.Admitted != 5 {
+		t.Fatalf("tick with inventory back: %+v", r)
+	}
+}
+
+// TestLiveSettingsReachAdmitter changes MaxActive and pause while the
+// admitter loop runs.
+func TestLiveSettingsReachAdmitter(t *testing.T) {
+	rdb := testenv.Redis(t)
+	st := newStore(rdb, testEvent)
+	set := testSettings()
+	set.MaxActive = 3
+	joinMany(t, st, set, "c", 50)
+	live := newLiveSettings(set)
+	a := &admitter{st: st, live: live, m: newMetrics()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = a.run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, "3 active", func() bool { return liveCount(t, rdb) == 3 })
+	set.MaxActive = 8
+	live.Store(set)
+	waitFor(t, "8 active after raising MaxActive", func() bool { return liveCount(t, rdb) == 8 })
+	set.Paused, set.MaxActive = true, 20
+	live.Store(set)
+	time.Sleep(100 * time.Millisecond)
+	if n := liveCount(t, rdb); n != 8 {
+		t.Fatalf("paused admitter admitted: %d active", n)
+	}
+}
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

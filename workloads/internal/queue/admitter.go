@@ -1,0 +1,92 @@
+package queue
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"time"
+)
+
+// admitter admits customers tick by tick while it holds the fencing epoch.
+type admitter struct {
+	st    *store
+	live  *liveSettings
+	m     *metrics
+	carry float64 // fraction of an admission left over from earlier ticks
+}
+
+// run takes a new fencing epoch, then ticks until ctx ends or another
+// admitter takes a newer epoch (then it stops: it has been deposed).
+func (a *admitter) run(ctx context.Context) error {
+	var epoch int64
+	for {
+		e, err := a.st.takeEpoch(ctx)
+		if err == nil {
+			epoch = e
+			break
+		}
+		a.m.redisErrors.WithLabelValues("epoch").Inc()
+		slog.Warn("admitter: cannot take fencing epoch", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+	slog.Info("admitter started", "event", a.st.eventID, "epoch", epoch)
+	a.m.leader.Set(1)
+	defer a.m.leader.Set(0)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			slog.Info("admitter stopped", "epoch", epoch)
+			return nil
+		case <-a.live.changed:
+			// A new tick interval applies now, not after the old one.
+			timer.Reset(0)
+			continue
+		case <-timer.C:
+		}
+		set := a.live.Load()
+		timer.Reset(set.TickInterval)
+		r, err := a.tickOnce(ctx, epoch, set)
+		if err != nil {
+			a.m.redisErrors.WithLabelValues("admit").Inc()
+			slog.Warn("admitter tick", "err", err)
+			continue
+		}
+		if r.Fenced {
+			slog.Warn("admitter fenced off: a newer admitter holds the epoch", "epoch", epoch)
+			return nil
+		}
+	}
+}
+
+// tickOnce runs one admission step with the current settings.
+func (a *admitter) tickOnce(ctx context.Context, epoch int64, set Settings) (tickResult, error) {
+	want := float64(set.RatePerSecond)*set.TickInterval.Seconds() + a.carry
+	batch := int64(math.Floor(want))
+	start := time.Now()
+	tctx, cancel := context.WithTimeout(ctx, max(set.TickInterval, time.Second))
+	defer cancel()
+	r, err := a.st.tick(tctx, epoch, set, batch)
+	a.m.tickSeconds.Observe(time.Since(start).Seconds())
+	if err != nil {
+		return r, err
+	}
+	if r.Reason == "" && !r.Fenced {
+		// Carry the fraction only while admission runs, and at most one
+		// person, so a pause does not bank a burst.
+		a.carry = min(want-float64(r.Admitted), 1)
+		if r.Admitted < batch {
+			a.carry = 0
+		}
+	}
+	a.m.admitted.Add(float64(max(r.Admitted, 0)))
+	if !r.Fenced {
+		a.m.active.Set(float64(r.Active))
+	}
+	return r, nil
+}

@@ -1,0 +1,46 @@
+package queue
+
+import "github.com/ticketfair/ticketfair/workloads/internal/zone"
+
+// postOpenBase separates the two cohorts in the queue's score space:
+// pre-queue members score below it (a random key in [0, 2^52) when the
+// pre-queue is shuffled, the arrival sequence when it is FIFO), members who
+// join after opening score postOpenBase + their FIFO sequence. Every score
+// stays an exact integer in a float64.
+const postOpenBase = 1 << 52
+
+// maxShuffleKey bounds the pre-queue's random keys.
+const maxShuffleKey = postOpenBase
+
+// keys are the Redis keys of one event. They share the hash tag {eventId},
+// so every script touches one Redis Cluster slot.
+type keys struct {
+	queue     string // ZSET waiting customers, scored by place
+	customers string // HASH customer -> "state|arrival|score|sid"
+	active    string // ZSET sessions, scored by expiry ms (zone contract)
+	remaining string // seats left, written by booking (zone contract)
+	arrival   string // INCR: order of first joins
+	fifo      string // INCR: queue sequence after opening
+	preRank   string // INCR: rank of admitted pre-queue members
+	epoch     string // fencing epoch of the admitter
+	watermark string // score of the last admitted customer
+	admitted  string // admissions so far
+	admitLog  string // LIST "customer|arrivalSeq|queueSeq" (fairness audit)
+}
+
+func keysFor(eventID int64) keys {
+	p := zone.Prefix(eventID)
+	return keys{
+		queue:     p + "queue",
+		customers: p + "customers",
+		active:    zone.ActiveKey(eventID),
+		remaining: zone.RemainingKey(eventID),
+		arrival:   p + "arrival",
+		fifo:      p + "fifo",
+		preRank:   p + "prerank",
+		epoch:     p + "epoch",
+		watermark: p + "watermark",
+		admitted:  p + "admitted",
+		admitLog:  zone.AdmitLogKey(eventID),
+	}
+}

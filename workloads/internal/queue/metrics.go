@@ -1,0 +1,46 @@
+package queue
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics live on the service's own registry, so several services can run
+// in one process.
+type metrics struct {
+	reg         *prometheus.Registry
+	requests    *prometheus.HistogramVec
+	redisErrors *prometheus.CounterVec
+	waiting     prometheus.Gauge
+	active      prometheus.Gauge
+	admitted    prometheus.Counter
+	rate        prometheus.Gauge
+	leader      prometheus.Gauge
+	tickSeconds prometheus.Histogram
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "ticketfair_queue_request_seconds", Help: "Queue API requests by operation and status.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"op", "status"}),
+		redisErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ticketfair_queue_redis_errors_total", Help: "Failed Redis calls by operation.",
+		}, []string{"op"}),
+		waiting: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_waiting", Help: "Customers waiting in the queue (snapshot)."}),
+		active:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_active_sessions", Help: "Sessions in seat selection."}),
+		admitted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ticketfair_queue_admitted_total", Help: "Customers admitted by this pod's admitter."}),
+		rate:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_admission_rate", Help: "Admissions per second observed over the last ~10 s."}),
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_leader", Help: "1 while this pod's admitter runs."}),
+		tickSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "ticketfair_queue_admit_tick_seconds", Help: "Duration of one admission tick (one Lua script).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}),
+	}
+	m.reg.MustRegister(m.requests, m.redisErrors, m.waiting, m.active, m.admitted, m.rate, m.leader, m.tickSeconds,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}

@@ -1,0 +1,101 @@
+package queue
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"strings"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
+)
+
+// A queueId is base64url(version | eventId | score | mac) where mac is the
+// first 16 bytes of HMAC-SHA256 over the rest and the customer id. It is
+// opaque and unforgeable, carries the place (so a poll needs no Redis), and
+// is bound to the customer: another customer's queueId fails the MAC and
+// reads as not found.
+const (
+	queueIDVersion = 1
+	queueIDPayload = 1 + 8 + 8
+	queueIDMAC     = 16
+	queueIDLen     = queueIDPayload + queueIDMAC
+)
+
+var errBadQueueID = errors.New("bad queue id")
+
+// queueIDCodec signs with the first key and accepts all (key rotation).
+type queueIDCodec struct {
+	keys [][]byte
+}
+
+// newQueueIDCodec derives the MAC keys from the access-token keys every
+// queue pod already shares, so no extra secret has to be distributed.
+func newQueueIDCodec(accessTokenKeys string) (*queueIDCodec, error) {
+	if _, err := accesstoken.ParseKeys(accessTokenKeys); err != nil {
+		return nil, err
+	}
+	var c queueIDCodec
+	for _, part := range strings.Split(accessTokenKeys, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		_, b64, _ := strings.Cut(part, ":")
+		seed, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			if seed, err = base64.RawURLEncoding.DecodeString(b64); err != nil {
+				return nil, err
+			}
+		}
+		m := hmac.New(sha256.New, seed)
+		m.Write([]byte("ticketfair/queue-id/v1"))
+		c.keys = append(c.keys, m.Sum(nil))
+	}
+	return &c, nil
+}
+
+func (c *queueIDCodec) mac(key, payload []byte, customer string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write(payload)
+	m.Write([]byte{0})
+	m.Write([]byte(customer))
+	return m.Sum(nil)[:queueIDMAC]
+}
+
+// encode returns the queueId of customer's place score in event.
+func (c *queueIDCodec) encode(eventID int64, customer string, score int64) string {
+	var b [queueIDLen]byte
+	b[0] = queueIDVersion
+	binary.BigEndian.PutUint64(b[1:9], uint64(eventID))
+	binary.BigEndian.PutUint64(b[9:17], uint64(score))
+	copy(b[queueIDPayload:], c.mac(c.keys[0], b[:queueIDPayload], customer))
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// decode verifies id for customer and event and returns the place's score.
+func (c *queueIDCodec) decode(id string, eventID int64, customer string) (int64, error) {
+	if len(id) != base64.RawURLEncoding.EncodedLen(queueIDLen) {
+		return 0, errBadQueueID
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(id)
+	if err != nil || len(b) != queueIDLen || b[0] != queueIDVersion {
+		return 0, errBadQueueID
+	}
+	ok := false
+	for _, k := range c.keys {
+		if hmac.Equal(b[queueIDPayload:], c.mac(k, b[:queueIDPayload], customer)) {
+			ok = true
+			break
+		}
+	}
+	if !ok || int64(binary.BigEndian.Uint64(b[1:9])) != eventID {
+		return 0, errBadQueueID
+	}
+	score := int64(binary.BigEndian.Uint64(b[9:17]))
+	if score < 0 {
+		return 0, errBadQueueID
+	}
+	return score, nil
+}

@@ -1,0 +1,156 @@
+package queue
+
+import "github.com/redis/go-redis/v9"
+
+// Scripts run atomically in Redis. Every script reads the clock with TIME,
+// so opening, expiry and the booking service's session check all follow
+// one clock. A customer's record in the customers hash is
+// "state|arrivalSeq|score|sessionId" with state w (waiting), a (admitted,
+// token not yet claimed), c (claimed) or l (left).
+
+// joinScript gives the customer a place, or returns the place they have.
+// KEYS: customers, queue, arrival, fifo, active.
+// ARGV: customer, salesOpenMs, preQueue (shuffle|fifo), randomKey, postOpenBase.
+// Returns {created 0|1, state, arrivalSeq, score}.
+var joinScript = redis.NewScript(joinSource)
+
+const joinSource = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local rec = redis.call('HGET', KEYS[1], ARGV[1])
+local arr
+if rec then
+  local st, a, sc, sid = string.match(rec, '^(%a)|(%d+)|(%d+)|(.*)$')
+  arr = a
+  if st == 'w' then return {0, st, a, sc} end
+  if st == 'a' or st == 'c' then
+    local exp = redis.call('ZSCORE', KEYS[5], sid)
+    if exp and tonumber(exp) > now then return {0, st, a, sc} end
+  end
+else
+  arr = string.format('%d', redis.call('INCR', KEYS[3]))
+end
+local score
+if now < tonumber(ARGV[2]) then
+  if ARGV[3] == 'fifo' then score = arr else score = ARGV[4] end
+else
+  score = string.format('%.0f', tonumber(ARGV[5]) + redis.call('INCR', KEYS[4]))
+end
+redis.call('ZADD', KEYS[2], score, ARGV[1])
+redis.call('HSET', KEYS[1], ARGV[1], 'w|' .. arr .. '|' .. score .. '|')
+return {1, 'w', arr, score}
+`
+
+// admitScript is one admitter tick: fence, drop expired sessions, admit
+// min(free, batch) from the front.
+// KEYS: epoch, active, queue, customers, remaining, prerank, watermark, admitted, admitlog.
+// ARGV: epoch, maxActive, batch, claimMs, paused 0|1, salesOpenMs, sessionNonce, postOpenBase.
+// Returns {admitted (-1 when fenced), active, reason}; reason 0 ok,
+// 1 paused, 2 not open, 3 sold out.
+var admitScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1, 0, 0} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local active = redis.call('ZCARD', KEYS[2])
+if ARGV[5] == '1' then return {0, active, 1} end
+if now < tonumber(ARGV[6]) then return {0, active, 2} end
+if redis.call('GET', KEYS[5]) == '0' then return {0, active, 3} end
+local n = math.min(tonumber(ARGV[2]) - active, tonumber(ARGV[3]))
+if n <= 0 then return {0, active, 0} end
+local popped = redis.call('ZPOPMIN', KEYS[3], n)
+local exp = now + tonumber(ARGV[4])
+local base = tonumber(ARGV[8])
+local count = 0
+local last
+for i = 1, #popped, 2 do
+  local c, sc = popped[i], popped[i + 1]
+  local rec = redis.call('HGET', KEYS[4], c)
+  local arr = string.match(rec or '', '^%a|(%d+)|') or '0'
+  count = count + 1
+  local sid = ARGV[7] .. '-' .. count
+  local qs
+  if tonumber(sc) < base then
+    qs = string.format('%d', redis.call('INCR', KEYS[6]))
+  else
+    qs = string.format('%.0f', tonumber(sc) - base)
+  end
+  redis.call('ZADD', KEYS[2], exp, sid)
+  redis.call('HSET', KEYS[4], c, 'a|' .. arr .. '|' .. sc .. '|' .. sid)
+  redis.call('RPUSH', KEYS[9], c .. '|' .. arr .. '|' .. qs)
+  last = sc
+end
+if count > 0 then
+  redis.call('SET', KEYS[7], last)
+  redis.call('INCRBY', KEYS[8], count)
+end
+return {count, active + count, 0}
+`)
+
+// claimScript is the first poll after admission (and any later one): it
+// returns the session, moving it from the claim window to the token TTL
+// the first time.
+// KEYS: customers, active. ARGV: customer, score, tokenTTLms.
+// Returns {status, sessionId, expiryMs}; status is waiting, admitted,
+// expired, left or none (not this customer's place).
+var claimScript = redis.NewScript(`
+local rec = redis.call('HGET', KEYS[1], ARGV[1])
+if not rec then return {'none'} end
+local st, a, sc, sid = string.match(rec, '^(%a)|(%d+)|(%d+)|(.*)$')
+if tonumber(sc) ~= tonumber(ARGV[2]) then return {'none'} end
+if st == 'w' then return {'waiting'} end
+if st == 'l' then return {'left'} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local exp = redis.call('ZSCORE', KEYS[2], sid)
+if not exp or tonumber(exp) <= now then return {'expired'} end
+exp = tonumber(exp)
+if st == 'a' then
+  exp = now + tonumber(ARGV[3])
+  redis.call('ZADD', KEYS[2], 'XX', exp, sid)
+  redis.call('HSET', KEYS[1], ARGV[1], 'c|' .. a .. '|' .. sc .. '|' .. sid)
+end
+return {'admitted', sid, string.format('%.0f', exp)}
+`)
+
+// leaveScript leaves the queue or ends the admitted session, freeing its
+// slot at once. KEYS: customers, queue, active. ARGV: customer, score.
+// Returns 1, or 0 when the place is not this customer's.
+var leaveScript = redis.NewScript(`
+local rec = redis.call('HGET', KEYS[1], ARGV[1])
+if not rec then return 0 end
+local st, a, sc, sid = string.match(rec, '^(%a)|(%d+)|(%d+)|(.*)$')
+if tonumber(sc) ~= tonumber(ARGV[2]) then return 0 end
+if st == 'w' then redis.call('ZREM', KEYS[2], ARGV[1]) end
+if (st == 'a' or st == 'c') and sid ~= '' then redis.call('ZREM', KEYS[3], sid) end
+redis.call('HSET', KEYS[1], ARGV[1], 'l|' .. a .. '|' .. sc .. '|')
+return 1
+`)
+
+// snapshotScript reads what polls are answered from: queue length, active
+// sessions, admissions, inventory, the admission watermark and up to
+// ARGV[1]+1 (rank, score) samples of the queue.
+// KEYS: queue, active, admitted, remaining, watermark.
+// Returns {waiting, active, admitted, remaining or empty, watermark or empty, nowMs, rank1, score1, ...}.
+var snapshotScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local n = redis.call('ZCARD', KEYS[1])
+local active = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
+local out = {n, active, redis.call('GET', KEYS[3]) or '0', redis.call('GET', KEYS[4]) or '', redis.call('GET', KEYS[5]) or '', string.format('%.0f', now)}
+if n > 0 then
+  local samples = tonumber(ARGV[1])
+  local step = math.max(1, math.ceil(n / samples))
+  local r = 0
+  while true do
+    local e = redis.call('ZRANGE', KEYS[1], r, r, 'WITHSCORES')
+    if #e == 2 then
+      table.insert(out, r)
+      table.insert(out, e[2])
+    end
+    if r == n - 1 then break end
+    r = math.min(r + step, n - 1)
+  end
+end
+return out
+`)

@@ -1,0 +1,481 @@
+// Package queue is the waiting room of a ticket sale: customers join (one
+// place each, a shuffled pre-queue then FIFO), poll cheaply, and are let into
+// seat selection by an admitter that runs as one Redis Lua script per tick
+// on one pod at a time (a Kubernetes Lease plus a fencing epoch).
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
+	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+)
+
+const (
+	// requestTimeout bounds a request's Redis work: a Redis outage answers
+	// 503 within it, never a hang.
+	requestTimeout = 2 * time.Second
+	// staleAfter is how old a snapshot may be before polls answer 503.
+	staleAfter = 3 * time.Second
+	// snapshotEvery is how often each pod refreshes its snapshot.
+	snapshotEvery = 250 * time.Millisecond
+)
+
+// Run serves the queue of cfg.EventID until ctx is cancelled and, when
+// cfg.Admitter is set, runs the admitter (under a Lease unless
+// cfg.LeaderElection is false).
+func Run(ctx context.Context, cfg config.Queue, ready func(net.Addr)) error {
+	var kube *rest.Config
+	if cfg.TicketEventName != "" || (cfg.Admitter && cfg.LeaderElection) {
+		k, err := kubeConfig(cfg.Kubeconfig)
+		if err != nil {
+			return fmt.Errorf("kubernetes config (for leader election and the TicketEvent; outside Kubernetes set --leader-election=false and no --ticketevent-name): %w", err)
+		}
+		kube = k
+	}
+	return run(ctx, cfg, kube, ready)
+}
+
+func kubeConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		path = os.Getenv("KUBECONFIG")
+	}
+	if path != "" {
+		return clientcmd.BuildConfigFromFlags("", path)
+	}
+	return rest.InClusterConfig()
+}
+
+// service is one queue pod.
+type service struct {
+	cfg      config.Queue
+	st       *store
+	live     *liveSettings
+	snap     *snapshotter
+	ids      *queueIDCodec
+	keys     *accesstoken.KeySet
+	verifier *identity.Verifier
+	m        *metrics
+}
+
+func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(net.Addr)) error {
+	if cfg.EventID <= 0 {
+		return errors.New("queue: TICKETFAIR_EVENT_ID must be a positive event id")
+	}
+	base, err := settingsFromConfig(cfg)
+	if err != nil {
+		return err
+	}
+	ks, err := accesstoken.ParseKeys(cfg.AccessTokenKeys)
+	if err != nil {
+		return err
+	}
+	ids, err := newQueueIDCodec(cfg.AccessTokenKeys)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ver, err := identity.New(ctx, cfg.Identity)
+	if err != nil {
+		return err
+	}
+	opt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("redis url: %w", err)
+	}
+	// Fail fast: a down Redis must become a 503, not a queue of waiters.
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = time.Second, time.Second, time.Second, time.Second
+	opt.MaxRetries = 1
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+
+	s := &service{cfg: cfg, st: newStore(rdb, cfg.EventID), live: newLiveSettings(base), ids: ids, keys: ks, verifier: ver, m: newMetrics()}
+	s.snap = newSnapshotter(s.st, s.live, snapshotEvery)
+	s.snap.onResult = func(err error) {
+		if err != nil {
+			s.m.redisErrors.WithLabelValues("snapshot").Inc()
+			return
+		}
+		snap := s.snap.Load()
+		s.m.waiting.Set(float64(snap.Waiting))
+		s.m.rate.Set(snap.Rate)
+		s.m.active.Set(float64(snap.Active))
+	}
+
+	if cfg.TicketEventName != "" {
+		if cfg.Namespace == "" {
+			return errors.New("queue: TICKETFAIR_NAMESPACE is required with TICKETFAIR_TICKETEVENT_NAME")
+		}
+		if err := watchTicketEvent(ctx, kube, cfg.Namespace, cfg.TicketEventName, base, s.live); err != nil {
+			return err
+		}
+	}
+
+	done := make(chan struct{})
+	var bg []func()
+	go func() { s.snap.run(ctx); done <- struct{}{} }()
+	bg = append(bg, func() { <-done })
+	if cfg.Admitter {
+		adone := make(chan error, 1)
+		go func() { adone <- s.runAdmitter(ctx, kube) }()
+		bg = append(bg, func() {
+			if err := <-adone; err != nil {
+				slog.Error("admitter", "err", err)
+			}
+		})
+	}
+	err = httpapi.Serve(ctx, cfg.HTTPAddr, s.routes(), cfg.ShutdownGrace, ready)
+	cancel()
+	for _, wait := range bg {
+		wait()
+	}
+	return err
+}
+
+// runAdmitter admits under the Lease, or alone without election.
+func (s *service) runAdmitter(ctx context.Context, kube *rest.Config) error {
+	a := &admitter{st: s.st, live: s.live, m: s.m}
+	if !s.cfg.LeaderElection {
+		slog.Info("leader election disabled: this process is the only admitter (run exactly one)", "event", s.cfg.EventID)
+		for ctx.Err() == nil {
+			if err := a.run(ctx); err != nil {
+				return err
+			}
+			// Fenced off by another admitter: wait before taking over again.
+			select {
+			case <-ctx.Done():
+			case <-time.After(5 * time.Second):
+			}
+		}
+		return nil
+	}
+	lease := s.cfg.LeaseName
+	if lease == "" {
+		lease = "ticketfair-admitter-" + strconv.FormatInt(s.cfg.EventID, 10)
+	}
+	id := s.cfg.PodName
+	if id == "" {
+		h, _ := os.Hostname()
+		id = h + "-" + strconv.Itoa(os.Getpid())
+	}
+	ns := s.cfg.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	return runElected(ctx, election{Kube: kube, Namespace: ns, LeaseName: lease, Identity: id,
+		LeaseDuration: s.cfg.LeaseDuration, RenewDeadline: s.cfg.RenewDeadline, RetryPeriod: s.cfg.RetryPeriod},
+		func(ctx context.Context) { _ = a.run(ctx) })
+}
+
+func (s *service) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("POST /events/{eventId}/queue", s.handle("join", s.join))
+	mux.Handle("GET /events/{eventId}/queue/{queueId}", s.handle("poll", s.poll))
+	mux.Handle("DELETE /events/{eventId}/queue/{queueId}", s.handle("leave", s.leave))
+	mux.Handle("GET /events/{eventId}/stats", s.handle("stats", s.stats))
+	mux.Handle("/events/{eventId}/queue", methodNotAllowed("POST"))
+	mux.Handle("/events/{eventId}/queue/{queueId}", methodNotAllowed("GET, DELETE"))
+	mux.Handle("/events/{eventId}/stats", methodNotAllowed("GET"))
+	mux.Handle("GET /.well-known/jwks.json", httpapi.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		w.Header().Set("Content-Type", "application/json")
+		return json.NewEncoder(w).Encode(s.keys.JWKS())
+	}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		// Not ready without a fresh snapshot: polls would answer 503.
+		if snap := s.snap.Load(); !snap.Valid || time.Since(snap.Fetched) > staleAfter {
+			http.Error(w, "queue snapshot is stale (redis)", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	mux.Handle("/", httpapi.NotFoundHandler())
+	return mux
+}
+
+func methodNotAllowed(allow string) http.Handler {
+	return httpapi.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Allow", allow)
+		return httpapi.Errorf(http.StatusMethodNotAllowed, "method_not_allowed", "use %s", allow)
+	})
+}
+
+var errBadCustomer = httpapi.Errorf(http.StatusBadRequest, "bad_customer", "customer ids must not contain '|'")
+
+// handle maps errors to statuses in one place and records the request.
+func (s *service) handle(op string, fn httpapi.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		if err := fn(sw, r); err != nil {
+			switch {
+			case errors.Is(err, zone.ErrUnavailable):
+				s.m.redisErrors.WithLabelValues(op).Inc()
+				err = httpapi.Unavailable("the queue store", err)
+			case errors.Is(err, context.DeadlineExceeded):
+				s.m.redisErrors.WithLabelValues(op).Inc()
+			case errors.Is(err, identity.ErrUnauthenticated):
+				err = &httpapi.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "a valid identity token is required", Err: err}
+			case errors.Is(err, errBadQueueID):
+				err = &httpapi.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such place in the queue"}
+			}
+			httpapi.WriteError(sw, r, err)
+		}
+		s.m.requests.WithLabelValues(op, strconv.Itoa(sw.status)).Observe(time.Since(start).Seconds())
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// event checks the path's event id: a pod serves one event.
+func (s *service) event(r *http.Request) error {
+	id, err := strconv.ParseInt(r.PathValue("eventId"), 10, 64)
+	if err != nil || id != s.cfg.EventID {
+		return &httpapi.Error{Status: http.StatusNotFound, Code: "unknown_event", Message: "no such event"}
+	}
+	return nil
+}
+
+func (s *service) customer(r *http.Request) (string, error) {
+	c, err := s.verifier.Customer(r)
+	if err != nil {
+		return "", err
+	}
+	if strings.ContainsRune(c, '|') {
+		return "", errBadCustomer
+	}
+	return c, nil
+}
+
+// view is the JSON of a place.
+type view struct {
+	QueueID              string     `json:"queueId,omitempty"`
+	Status               string     `json:"status"`
+	Position             int64      `json:"position"`
+	Ahead                int64      `json:"ahead"`
+	EstimatedWaitSeconds int64      `json:"estimatedWaitSeconds"`
+	PollAfterSeconds     int        `json:"pollAfterSeconds"`
+	SalesOpen            bool       `json:"salesOpen"`
+	AccessToken          string     `json:"accessToken,omitempty"`
+	AccessTokenExpiresAt *time.Time `json:"accessTokenExpiresAt,omitempty"`
+}
+
+func (s *service) join(w http.ResponseWriter, r *http.Request) error {
+	if err := s.event(r); err != nil {
+		return err
+	}
+	customer, err := s.customer(r)
+	if err != nil {
+		return err
+	}
+	// The body is optional; when present it must be a JSON object.
+	body, err := httpapi.ReadBody(w, r)
+	if err != nil {
+		return err
+	}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		var req struct{}
+		if err := httpapi.UnmarshalStrict(body, &req); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	p, err := s.st.join(ctx, customer, s.live.Load())
+	if err != nil {
+		return err
+	}
+	v := view{QueueID: s.ids.encode(s.cfg.EventID, customer, p.Score)}
+	if p.State == "w" {
+		s.waitingView(&v, p.Score)
+	} else {
+		v.Status, v.SalesOpen = "admitted", true
+	}
+	status := http.StatusOK
+	if p.Created {
+		status = http.StatusCreated
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(v.PollAfterSeconds))
+	httpapi.WriteJSON(w, status, v)
+	return nil
+}
+
+// waitingView fills v for a waiting place from the snapshot alone.
+func (s *service) waitingView(v *view, score int64) {
+	snap, set := s.snap.Load(), s.live.Load()
+	v.Status = "waiting"
+	switch {
+	case snap.SoldOut:
+		v.Status = "sold_out"
+	case set.Paused:
+		v.Status = "paused"
+	}
+	v.SalesOpen = snap.SalesOpen
+	if !snap.SalesOpen {
+		// Nobody's rank exists before the opening shuffle.
+		v.PollAfterSeconds = int(min(max(time.Until(set.SalesOpenAt).Seconds(), 1), 15))
+		return
+	}
+	v.Ahead = snap.ahead(score)
+	v.Position = v.Ahead + 1
+	rate := snap.admissionRate(set)
+	wait := float64(v.Ahead) / rate
+	v.EstimatedWaitSeconds = int64(wait)
+	v.PollAfterSeconds = pollAfter(wait)
+	if v.Status == "sold_out" {
+		v.PollAfterSeconds = 60
+	}
+}
+
+// pollAfter spaces polls by the expected wait: 2 s near the front, up to
+// 15 s far back, so a long queue does not poll at the rate it is long.
+func pollAfter(waitSeconds float64) int {
+	switch {
+	case waitSeconds < 10:
+		return 2
+	case waitSeconds < 60:
+		return 5
+	default:
+		return int(min(max(waitSeconds/10, 5), 15))
+	}
+}
+
+func (s *service) poll(w http.ResponseWriter, r *http.Request) error {
+	if err := s.event(r); err != nil {
+		return err
+	}
+	customer, err := s.customer(r)
+	if err != nil {
+		return err
+	}
+	score, err := s.ids.decode(r.PathValue("queueId"), s.cfg.EventID, customer)
+	if err != nil {
+		return err
+	}
+	snap := s.snap.Load()
+	if !snap.Valid || time.Since(snap.Fetched) > staleAfter {
+		return fmt.Errorf("%w: queue snapshot is stale", zone.ErrUnavailable)
+	}
+	v := view{}
+	if snap.Watermark < 0 || score > snap.Watermark {
+		// Steady state: still behind the admission watermark, no Redis.
+		s.waitingView(&v, score)
+	} else if err := s.claimView(r.Context(), &v, customer, score); err != nil {
+		return err
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(v.PollAfterSeconds))
+	httpapi.WriteJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// claimView reads Redis for a place the admitter has passed: the first
+// poll after admission claims the session and gets the access token.
+func (s *service) claimView(ctx context.Context, v *view, customer string, score int64) error {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	set := s.live.Load()
+	c, err := s.st.claim(ctx, customer, score, set.TokenTTL)
+	if err != nil {
+		return err
+	}
+	v.SalesOpen = true
+	switch c.Status {
+	case "waiting":
+		s.waitingView(v, score)
+	case "admitted":
+		now := time.Now()
+		tok, exp, err := s.keys.Sign(s.cfg.EventID, customer, c.SessionID, now, c.Expiry.Sub(now))
+		if err != nil {
+			return err
+		}
+		v.Status, v.AccessToken, v.AccessTokenExpiresAt = "admitted", tok, &exp
+		v.PollAfterSeconds = 30
+	case "expired":
+		v.Status, v.PollAfterSeconds = "expired", 60
+	case "left":
+		v.Status, v.PollAfterSeconds = "closed", 60
+	default:
+		return errBadQueueID
+	}
+	return nil
+}
+
+func (s *service) leave(w http.ResponseWriter, r *http.Request) error {
+	if err := s.event(r); err != nil {
+		return err
+	}
+	customer, err := s.customer(r)
+	if err != nil {
+		return err
+	}
+	score, err := s.ids.decode(r.PathValue("queueId"), s.cfg.EventID, customer)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	ok, err := s.st.leave(ctx, customer, score)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errBadQueueID
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "closed"})
+	return nil
+}
+
+// Stats is the JSON of GET /events/{eventId}/stats.
+type Stats struct {
+	Waiting       int64     `json:"waiting"`
+	Active        int64     `json:"active"`
+	AdmittedTotal int64     `json:"admittedTotal"`
+	Remaining     int64     `json:"remaining"`
+	SalesOpen     bool      `json:"salesOpen"`
+	Paused        bool      `json:"paused"`
+	SoldOut       bool      `json:"soldOut"`
+	UpdatedAt     time.Time `json:"updatedAt"`
+}
+
+func (s *service) stats(w http.ResponseWriter, r *http.Request) error {
+	if err := s.event(r); err != nil {
+		return err
+	}
+	snap := s.snap.Load()
+	if !snap.Valid {
+		return fmt.Errorf("%w: no snapshot yet", zone.ErrUnavailable)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, Stats{Waiting: snap.Waiting, Active: snap.Active, AdmittedTotal: snap.Admitted,
+		Remaining: snap.Remaining, SalesOpen: snap.SalesOpen, Paused: s.live.Load().Paused, SoldOut: snap.SoldOut,
+		UpdatedAt: snap.Fetched.UTC().Truncate(time.Second)})
+	return nil
+}

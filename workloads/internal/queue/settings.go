@@ -1,0 +1,77 @@
+package queue
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/ticketfair/ticketfair/workloads/config"
+)
+
+// Settings is the live part of the configuration: what the admitter and the
+// join path read on every use, so a TicketEvent change applies at once.
+type Settings struct {
+	config.Admission
+	SalesOpenAt time.Time // zero: open
+}
+
+// validate fills what may be missing and rejects nonsense.
+func (s Settings) validate() (Settings, error) {
+	if s.MaxActive < 0 || s.RatePerSecond < 0 {
+		return s, fmt.Errorf("maxActive and ratePerSecond must not be negative")
+	}
+	if s.TickInterval <= 0 {
+		s.TickInterval = time.Second
+	}
+	if s.TokenTTL <= 0 {
+		s.TokenTTL = 10 * time.Minute
+	}
+	if s.ClaimTimeout <= 0 {
+		s.ClaimTimeout = time.Minute
+	}
+	switch strings.ToLower(s.PreQueue) {
+	case "", "shuffle":
+		s.PreQueue = "shuffle"
+	case "fifo":
+		s.PreQueue = "fifo"
+	default:
+		return s, fmt.Errorf("preQueue %q: want shuffle or fifo", s.PreQueue)
+	}
+	return s, nil
+}
+
+// settingsFromConfig reads the static configuration.
+func settingsFromConfig(cfg config.Queue) (Settings, error) {
+	s := Settings{Admission: cfg.Admission}
+	if cfg.SalesOpenAt != "" {
+		t, err := time.Parse(time.RFC3339, cfg.SalesOpenAt)
+		if err != nil {
+			return s, fmt.Errorf("sales open at %q: %w", cfg.SalesOpenAt, err)
+		}
+		s.SalesOpenAt = t
+	}
+	return s.validate()
+}
+
+// liveSettings holds the current Settings; readers never block.
+type liveSettings struct {
+	p       atomic.Pointer[Settings]
+	changed chan struct{} // poked (non-blocking) on every change
+}
+
+func newLiveSettings(s Settings) *liveSettings {
+	l := &liveSettings{changed: make(chan struct{}, 1)}
+	l.p.Store(&s)
+	return l
+}
+
+func (l *liveSettings) Load() Settings { return *l.p.Load() }
+
+func (l *liveSettings) Store(s Settings) {
+	l.p.Store(&s)
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,221 @@
+package queue
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+)
+
+// store runs the queue's Redis scripts for one event.
+type store struct {
+	rdb     redis.UniversalClient
+	eventID int64
+	k       keys
+}
+
+func newStore(rdb redis.UniversalClient, eventID int64) *store {
+	return &store{rdb: rdb, eventID: eventID, k: keysFor(eventID)}
+}
+
+func unavailable(what string, err error) error {
+	return fmt.Errorf("%w: %s: %v", zone.ErrUnavailable, what, err)
+}
+
+// place is a customer's place in the queue.
+type place struct {
+	Created bool
+	State   string // w, a or c
+	Arrival int64
+	Score   int64
+}
+
+// join gives customer a place, or returns the one they hold.
+func (s *store) join(ctx context.Context, customer string, set Settings) (place, error) {
+	openMs := int64(0)
+	if !set.SalesOpenAt.IsZero() {
+		openMs = set.SalesOpenAt.UnixMilli()
+	}
+	mode := "shuffle"
+	if set.PreQueue == "fifo" || set.PreQueue == "FIFO" {
+		mode = "fifo"
+	}
+	res, err := joinScript.Run(ctx, s.rdb,
+		[]string{s.k.customers, s.k.queue, s.k.arrival, s.k.fifo, s.k.active},
+		customer, openMs, mode, randomKey(), strconv.FormatInt(postOpenBase, 10)).Slice()
+	if err != nil {
+		return place{}, unavailable("join", err)
+	}
+	if len(res) != 4 {
+		return place{}, fmt.Errorf("join script: unexpected reply %v", res)
+	}
+	p := place{Created: toInt(res[0]) == 1, State: toString(res[1]), Arrival: toInt(res[2]), Score: toInt(res[3])}
+	return p, nil
+}
+
+// randomKey draws a pre-queue member's place: uniform in [0, 2^52). Sorting
+// the cohort by independent uniform keys is a uniformly random shuffle, done
+// at join time so that opening costs nothing; the keys stay secret (the
+// queueId is signed, and nobody learns a rank before opening).
+func randomKey() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return strconv.FormatUint(binary.BigEndian.Uint64(b[:])%maxShuffleKey, 10)
+}
+
+// claim reads the session of an admitted customer; the first call starts
+// the token's TTL.
+type claimResult struct {
+	Status    string // waiting, admitted, expired, left, none
+	SessionID string
+	Expiry    time.Time
+}
+
+func (s *store) claim(ctx context.Context, customer string, score int64, ttl time.Duration) (claimResult, error) {
+	res, err := claimScript.Run(ctx, s.rdb, []string{s.k.customers, s.k.active},
+		customer, score, ttl.Milliseconds()).Slice()
+	if err != nil {
+		return claimResult{}, unavailable("claim", err)
+	}
+	if len(res) == 0 {
+		return claimResult{}, errors.New("claim script: empty reply")
+	}
+	c := claimResult{Status: toString(res[0])}
+	if c.Status == "admitted" && len(res) == 3 {
+		c.SessionID = toString(res[1])
+		c.Expiry = time.UnixMilli(toInt(res[2]))
+	}
+	return c, nil
+}
+
+// leave removes the customer's place or ends their session. It reports
+// false when the place is not the customer's.
+func (s *store) leave(ctx context.Context, customer string, score int64) (bool, error) {
+	n, err := leaveScript.Run(ctx, s.rdb, []string{s.k.customers, s.k.queue, s.k.active}, customer, score).Int()
+	if err != nil {
+		return false, unavailable("leave", err)
+	}
+	return n == 1, nil
+}
+
+// takeEpoch increments the fencing epoch: the caller becomes the only
+// admitter whose ticks are accepted, and every earlier one is fenced off.
+func (s *store) takeEpoch(ctx context.Context) (int64, error) {
+	e, err := s.rdb.Incr(ctx, s.k.epoch).Result()
+	if err != nil {
+		return 0, unavailable("take epoch", err)
+	}
+	return e, nil
+}
+
+// tickResult is what one admitter tick did.
+type tickResult struct {
+	Admitted int64
+	Active   int64
+	Fenced   bool
+	Reason   string // "", paused, not_open, sold_out
+}
+
+// tick runs one admission step atomically.
+func (s *store) tick(ctx context.Context, epoch int64, set Settings, batch int64) (tickResult, error) {
+	openMs := int64(0)
+	if !set.SalesOpenAt.IsZero() {
+		openMs = set.SalesOpenAt.UnixMilli()
+	}
+	paused := "0"
+	if set.Paused {
+		paused = "1"
+	}
+	var nonce [16]byte
+	_, _ = rand.Read(nonce[:])
+	res, err := admitScript.Run(ctx, s.rdb,
+		[]string{s.k.epoch, s.k.active, s.k.queue, s.k.customers, s.k.remaining, s.k.preRank, s.k.watermark, s.k.admitted, s.k.admitLog},
+		epoch, set.MaxActive, batch, set.ClaimTimeout.Milliseconds(), paused, openMs, hex.EncodeToString(nonce[:]),
+		strconv.FormatInt(postOpenBase, 10)).Slice()
+	if err != nil {
+		return tickResult{}, unavailable("admit", err)
+	}
+	if len(res) != 3 {
+		return tickResult{}, fmt.Errorf("admit script: unexpected reply %v", res)
+	}
+	r := tickResult{Admitted: toInt(res[0]), Active: toInt(res[1])}
+	if r.Admitted < 0 {
+		return tickResult{Fenced: true}, nil
+	}
+	r.Reason = [...]string{"", "paused", "not_open", "sold_out"}[min(max(toInt(res[2]), 0), 3)]
+	return r, nil
+}
+
+// sample is a (rank, score) point of the waiting queue.
+type sample struct {
+	Rank  int64
+	Score int64
+}
+
+// state is what the snapshot script reads.
+type state struct {
+	Waiting   int64
+	Active    int64
+	Admitted  int64
+	Remaining int64 // -1 when unknown
+	Watermark int64 // -1 before the first admission
+	Now       time.Time
+	Samples   []sample
+}
+
+func (s *store) read(ctx context.Context, samples int) (state, error) {
+	res, err := snapshotScript.Run(ctx, s.rdb,
+		[]string{s.k.queue, s.k.active, s.k.admitted, s.k.remaining, s.k.watermark}, samples).Slice()
+	if err != nil {
+		return state{}, unavailable("snapshot", err)
+	}
+	if len(res) < 6 {
+		return state{}, fmt.Errorf("snapshot script: unexpected reply %v", res)
+	}
+	st := state{Waiting: toInt(res[0]), Active: toInt(res[1]), Admitted: toInt(res[2]),
+		Remaining: -1, Watermark: -1, Now: time.UnixMilli(toInt(res[5]))}
+	if v := toString(res[3]); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			st.Remaining = n
+		}
+	}
+	if v := toString(res[4]); v != "" {
+		st.Watermark = toInt(v)
+	}
+	for i := 6; i+1 < len(res); i += 2 {
+		st.Samples = append(st.Samples, sample{Rank: toInt(res[i]), Score: toInt(res[i+1])})
+	}
+	return st, nil
+}
+
+func toInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case string:
+		if n, err := strconv.ParseInt(x, 10, 64); err == nil {
+			return n
+		}
+		f, _ := strconv.ParseFloat(x, 64)
+		return int64(f)
+	}
+	return 0
+}
+
+func toString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	}
+	return ""
+}

@@ -1,0 +1,135 @@
+// Package web holds ticketfair's pages (waiting room, seat selection, order
+// and tickets) and the edge that serves them next to the services: one
+// origin for the browser, as an ingress or CDN would be.
+//
+// The pages are static: embedded HTML, one stylesheet and one script. The
+// stylesheet and script are served under content-hashed names with a
+// one-year immutable Cache-Control, so a CDN can keep them forever; the HTML
+// (which names the current hashes) is cached briefly.
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+//go:embed assets
+var assetFS embed.FS
+
+// Cache policies.
+const (
+	immutableCache = "public, max-age=31536000, immutable"
+	pageCache      = "public, max-age=60"
+)
+
+// contentSecurityPolicy allows nothing from other origins: no CDN fonts,
+// scripts or beacons.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+type asset struct {
+	name        string // hashed, e.g. app.3f2a9c1e.js
+	contentType string
+	body        []byte
+}
+
+// site is the rendered set of pages and hashed assets.
+type site struct {
+	assets map[string]asset  // by hashed name
+	hashed map[string]string // logical name (app.js) -> /assets/<hashed>
+	pages  map[string][]byte // wait, seats, order
+	etags  map[string]string
+	pay    *template.Template
+}
+
+// hashedName inserts the first 8 hex digits of the SHA-256 of body before
+// the extension: app.js -> app.1a2b3c4d.js.
+func hashedName(name string, body []byte) string {
+	sum := sha256.Sum256(body)
+	ext := path.Ext(name)
+	return strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:4]) + ext
+}
+
+func loadSite() (*site, error) {
+	s := &site{assets: map[string]asset{}, hashed: map[string]string{}, pages: map[string][]byte{}, etags: map[string]string{}}
+	for name, ctype := range map[string]string{
+		"app.js":  "text/javascript; charset=utf-8",
+		"app.css": "text/css; charset=utf-8",
+	} {
+		b, err := fs.ReadFile(assetFS, "assets/"+name)
+		if err != nil {
+			return nil, err
+		}
+		h := hashedName(name, b)
+		s.assets[h] = asset{name: h, contentType: ctype, body: b}
+		s.hashed[name] = "/assets/" + h
+	}
+	// The HTML names the logical files; point it at the hashed ones.
+	rep := strings.NewReplacer(`"/assets/app.js"`, `"`+s.hashed["app.js"]+`"`, `"/assets/app.css"`, `"`+s.hashed["app.css"]+`"`)
+	for _, p := range []string{"wait", "seats", "order"} {
+		b, err := fs.ReadFile(assetFS, "assets/"+p+".html")
+		if err != nil {
+			return nil, err
+		}
+		out := rep.Replace(string(b))
+		if strings.Contains(out, `"/assets/app.`) && !strings.Contains(out, s.hashed["app.js"]) {
+			return nil, fmt.Errorf("web: %s.html does not reference the script", p)
+		}
+		s.pages[p] = []byte(out)
+		s.etags[p] = `"` + hashedName(p, []byte(out)) + `"`
+	}
+	pay, err := template.ParseFS(assetFS, "assets/pay.html")
+	if err != nil {
+		return nil, err
+	}
+	s.pay = pay
+	return s, nil
+}
+
+// mustSite panics on a broken embedded file: that is a build defect, and
+// TestAssets catches it.
+func mustSite() *site {
+	s, err := loadSite()
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+}
+
+func (s *site) serveAsset(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.assets[r.PathValue("name")]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", a.contentType)
+	w.Header().Set("Cache-Control", immutableCache)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("ETag", `"`+a.name+`"`)
+	http.ServeContent(w, r, a.name, time.Time{}, bytes.NewReader(a.body))
+}
+
+func (s *site) servePage(name string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		securityHeaders(w.Header())
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", pageCache)
+		w.Header().Set("ETag", s.etags[name])
+		http.ServeContent(w, r, name+".html", time.Time{}, bytes.NewReader(s.pages[name]))
+	}
+}
