@@ -16,11 +16,13 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
     GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags="-s -w" -o /out/manager . && \
     GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags="-s -w" -o /out/ticketfair ./workloads/cmd/ticketfair
 
-# distroless static: no shell, no package manager; CA certificates and tzdata included.
-FROM gcr.io/distroless/static-debian12:nonroot
+# scratch: no shell, no package manager; only the binaries, CA certificates
+# and time zones, run as a non-root user.
+FROM scratch
+COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY --from=build /usr/share/zoneinfo /usr/share/zoneinfo
 LABEL org.opencontainers.image.title="ticketfair" \
       org.opencontainers.image.description="ticketfair operator and workloads" \
-      org.opencontainers.image.source="https://github.com/ticketfair/ticketfair" \
       org.opencontainers.image.licenses="Apache-2.0"
 COPY --from=build /out/manager /manager
 COPY --from=build /out/ticketfair /ticketfair

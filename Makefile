@@ -61,7 +61,7 @@ deps: ## Install the system packages the tests and the demo need (redis-server, 
 	hack/install-deps.sh
 
 .PHONY: test
-test: deps envtest generate manifests lint ## Unit and integration tests against real Redis, PostgreSQL, Kafka protocol and kube-apiserver.
+test: deps envtest tools generate manifests lint ## Unit and integration tests against real Redis, PostgreSQL, Kafka protocol and kube-apiserver.
 	hack/check-clean.sh
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) TICKETFAIR_TEST_REQUIRE_SERVICES=1 go test $(GO_TEST_FLAGS) $(TEST_PKGS)
 

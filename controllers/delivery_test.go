@@ -118,7 +118,7 @@ func TestDeliveryManifests(t *testing.T) {
 		"defaults":       nil,
 		"no crds":        {"--set", "crds.enabled=false"},
 		"namespaced":     {"--set", "watchNamespaces={sales,presales}", "--set", "metrics.enabled=false", "--set", "leaderElection.enabled=false", "--set", "replicaCount=1"},
-		"workload image": {"--set", "workloadImage=registry.example.com/ticketfair:1.2.3", "--set", "crds.keep=false"},
+		"workload image": {"--set", "workloadImage=ticketfair:1.2.3", "--set", "crds.keep=false"},
 	}
 	for name, set := range valueSets {
 		t.Run("helm template "+name, func(t *testing.T) {

@@ -58,7 +58,7 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-const testImage = "registry.example.com/ticketfair:test"
+const testImage = "ticketfair:test"
 
 func newScheme(t *testing.T) *runtime.Scheme {
 	s := runtime.NewScheme()
