@@ -55,7 +55,18 @@ type KeySet struct {
 
 // ParseKeys parses "kid:base64seed,kid2:base64seed2".
 func ParseKeys(s string) (*KeySet, error) {
-	var ks KeySet
+	keys, err := ParseSeeds(s)
+	if err != nil {
+		return nil, fmt.Errorf("access token keys (TICKETFAIR_ACCESS_TOKEN_KEYS): %w", err)
+	}
+	return &KeySet{keys: keys}, nil
+}
+
+// ParseSeeds parses a list of Ed25519 keys "kid:base64seed,..." (32-byte
+// seeds, standard or URL base64), the format of every signing key Secret in
+// ticketfair. At least one key is required.
+func ParseSeeds(s string) ([]Key, error) {
+	var keys []Key
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -63,23 +74,23 @@ func ParseKeys(s string) (*KeySet, error) {
 		}
 		kid, b64, ok := strings.Cut(part, ":")
 		if !ok || kid == "" {
-			return nil, fmt.Errorf("access token key %q: want kid:base64seed", redact(part))
+			return nil, fmt.Errorf("key %q: want kid:base64seed", redact(part))
 		}
 		seed, err := base64.StdEncoding.DecodeString(b64)
 		if err != nil {
 			if seed, err = base64.RawURLEncoding.DecodeString(b64); err != nil {
-				return nil, fmt.Errorf("access token key %s: seed is not base64", kid)
+				return nil, fmt.Errorf("key %s: seed is not base64", kid)
 			}
 		}
 		if len(seed) != ed25519.SeedSize {
-			return nil, fmt.Errorf("access token key %s: seed has %d bytes, want %d", kid, len(seed), ed25519.SeedSize)
+			return nil, fmt.Errorf("key %s: seed has %d bytes, want %d", kid, len(seed), ed25519.SeedSize)
 		}
-		ks.keys = append(ks.keys, Key{ID: kid, Private: ed25519.NewKeyFromSeed(seed)})
+		keys = append(keys, Key{ID: kid, Private: ed25519.NewKeyFromSeed(seed)})
 	}
-	if len(ks.keys) == 0 {
-		return nil, errors.New("no access token keys configured (TICKETFAIR_ACCESS_TOKEN_KEYS)")
+	if len(keys) == 0 {
+		return nil, errors.New("no keys configured")
 	}
-	return &ks, nil
+	return keys, nil
 }
 
 func redact(s string) string {

@@ -34,6 +34,7 @@ type Report struct {
 
 	RedisCommands            map[string]int64 `json:"redisCommands"`
 	RedisCommandsPerJoinPoll float64          `json:"redisCommandsPerQueueRequest"`
+	RedisScriptsPerJoinPoll  float64          `json:"redisScriptCallsPerQueueRequest"`
 	TimeToSellOutSeconds     float64          `json:"timeToSellOutSeconds"`
 	DurationSeconds          float64          `json:"durationSeconds"`
 	PeakMemoryBytes          map[string]int64 `json:"peakMemoryBytes"`
@@ -56,11 +57,14 @@ func (d DoubleSold) Total() int64 {
 
 func (r *Report) redisFigures(before, after map[string]int64) {
 	r.RedisCommands = map[string]int64{}
-	var total int64
+	var total, scripts int64
 	for k, v := range after {
 		if d := v - before[k]; d > 0 && k != "info" {
 			r.RedisCommands[k] = d
 			total += d
+			if k == "evalsha" || k == "eval" {
+				scripts += d
+			}
 		}
 	}
 	var queueReqs uint64
@@ -71,6 +75,7 @@ func (r *Report) redisFigures(before, after map[string]int64) {
 	}
 	if queueReqs > 0 {
 		r.RedisCommandsPerJoinPoll = float64(total) / float64(queueReqs)
+		r.RedisScriptsPerJoinPoll = float64(scripts) / float64(queueReqs)
 	}
 }
 
@@ -105,7 +110,7 @@ func (r *Report) print(w io.Writer) {
 	fmt.Fprintf(tw, "pre-queue shuffle\t%d admitted, rank correlation with arrival %.3f\n", r.Fairness.PreQueueAdmitted, r.Fairness.PreQueueSpearman)
 	fmt.Fprintf(tw, "max active (sampled)\t%d\n", r.Crowd.MaxActiveSample)
 	fmt.Fprintf(tw, "time to sell out\t%.1fs after opening\n", r.TimeToSellOutSeconds)
-	fmt.Fprintf(tw, "redis commands per join/poll\t%.3f\n", r.RedisCommandsPerJoinPoll)
+	fmt.Fprintf(tw, "redis per join/poll\t%.3f script calls, %.3f commands (all services, counting those inside scripts)\n", r.RedisScriptsPerJoinPoll, r.RedisCommandsPerJoinPoll)
 	fmt.Fprintf(tw, "crowd\tjoined %d (pre-queue %d), abandoned %d, never claimed %d, sold-out seen %d, holds %d, conflicts %d, let expire %d, paid %d, webhook twice %d\n",
 		r.Crowd.Joined, r.Crowd.JoinedPreQueue, r.Crowd.Abandoned, r.Crowd.NeverClaimed, r.Crowd.SoldOutSeen,
 		r.Crowd.HoldsOK, r.Crowd.HoldConflicts, r.Crowd.HoldsAbandoned, r.Crowd.PaymentsSent, r.Crowd.WebhooksTwice)

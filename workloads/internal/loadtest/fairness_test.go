@@ -77,7 +77,7 @@ func TestSchedulerRunsEachTaskOnce(t *testing.T) {
 	runs := map[int32]int{}
 	start := time.Now()
 	for i := 0; i < n; i++ {
-		s.add(&customer{id: int32(i)}, start.Add(time.Duration(i%50)*time.Millisecond))
+		s.add(&customer{id: int32(i), next: step(i%2) * stepChoose}, start.Add(time.Duration(i%50)*time.Millisecond))
 	}
 	s.run(context.Background(), 16, func(ctx context.Context, c *customer) {
 		mu.Lock()

@@ -11,8 +11,10 @@ import (
 // an idle customer is an entry in a heap, not a sleeping goroutine, so
 // millions of them fit in memory.
 type scheduler struct {
-	mu      sync.Mutex
-	h       taskHeap
+	mu     sync.Mutex
+	h      taskHeap // joins and polls
+	urgent taskHeap // admitted customers: served first, so an overloaded
+	// generator does not let holds expire behind a backlog of polls
 	wake    chan struct{}
 	pending sync.WaitGroup // customers not finished yet
 }
@@ -46,7 +48,11 @@ func (s *scheduler) add(c *customer, at time.Time) {
 // at schedules the customer's next step.
 func (s *scheduler) at(c *customer, at time.Time) {
 	s.mu.Lock()
-	heap.Push(&s.h, task{at: at, c: c})
+	if c.next >= stepChoose {
+		heap.Push(&s.urgent, task{at: at, c: c})
+	} else {
+		heap.Push(&s.h, task{at: at, c: c})
+	}
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -78,11 +84,19 @@ func (s *scheduler) run(ctx context.Context, workers int, step func(context.Cont
 		s.mu.Lock()
 		var next *task
 		due := false
-		if len(s.h) > 0 {
-			t := s.h[0]
-			next = &t
-			if due = !t.at.After(time.Now()); due {
-				heap.Pop(&s.h)
+		now := time.Now()
+		for _, h := range []*taskHeap{&s.urgent, &s.h} {
+			if len(*h) == 0 {
+				continue
+			}
+			t := (*h)[0]
+			if !t.at.After(now) {
+				heap.Pop(h)
+				next, due = &t, true
+				break
+			}
+			if next == nil || t.at.Before(next.at) {
+				next = &t
 			}
 		}
 		s.mu.Unlock()

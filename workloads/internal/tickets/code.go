@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -39,45 +38,20 @@ func TicketID(orderID, seatID string) string {
 	return "tkt_" + hex.EncodeToString(sum[:12])
 }
 
-type signingKey struct {
-	id      string
-	private ed25519.PrivateKey
-}
-
 // Keys signs ticket codes: the first key signs, all are published so codes
 // signed by a rotated-out key keep verifying.
 type Keys struct {
-	keys []signingKey
+	keys []accesstoken.Key
 }
 
 // ParseKeys parses "kid:base64seed,kid2:base64seed2" (32-byte Ed25519
 // seeds), the format of the access token keys.
 func ParseKeys(s string) (*Keys, error) {
-	var ks Keys
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		kid, b64, ok := strings.Cut(part, ":")
-		if !ok || kid == "" {
-			return nil, errors.New("ticket key: want kid:base64seed")
-		}
-		seed, err := base64.StdEncoding.DecodeString(b64)
-		if err != nil {
-			if seed, err = base64.RawURLEncoding.DecodeString(b64); err != nil {
-				return nil, fmt.Errorf("ticket key %s: seed is not base64", kid)
-			}
-		}
-		if len(seed) != ed25519.SeedSize {
-			return nil, fmt.Errorf("ticket key %s: seed has %d bytes, want %d", kid, len(seed), ed25519.SeedSize)
-		}
-		ks.keys = append(ks.keys, signingKey{id: kid, private: ed25519.NewKeyFromSeed(seed)})
+	keys, err := accesstoken.ParseSeeds(s)
+	if err != nil {
+		return nil, fmt.Errorf("ticket keys (TICKETFAIR_TICKET_KEYS): %w", err)
 	}
-	if len(ks.keys) == 0 {
-		return nil, errors.New("no ticket keys configured (TICKETFAIR_TICKET_KEYS)")
-	}
-	return &ks, nil
+	return &Keys{keys: keys}, nil
 }
 
 // Sign makes the code of one ticket. Ed25519 is deterministic, so the same
@@ -93,8 +67,8 @@ func (ks *Keys) Sign(ticketID string, eventID int64, orderID, seatID, section st
 		EventID: eventID, OrderID: orderID, SeatID: seatID, Section: section,
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
-	t.Header["kid"] = k.id
-	s, err := t.SignedString(k.private)
+	t.Header["kid"] = k.ID
+	s, err := t.SignedString(k.Private)
 	if err != nil {
 		return "", fmt.Errorf("sign ticket code: %w", err)
 	}
@@ -105,7 +79,7 @@ func (ks *Keys) Sign(ticketID string, eventID int64, orderID, seatID, section st
 func (ks *Keys) PublicKeys() map[string]ed25519.PublicKey {
 	m := make(map[string]ed25519.PublicKey, len(ks.keys))
 	for _, k := range ks.keys {
-		m[k.id] = k.private.Public().(ed25519.PublicKey)
+		m[k.ID] = k.Private.Public().(ed25519.PublicKey)
 	}
 	return m
 }
@@ -115,8 +89,8 @@ func (ks *Keys) PublicKeys() map[string]ed25519.PublicKey {
 func (ks *Keys) JWKS() accesstoken.JWKS {
 	out := accesstoken.JWKS{Keys: []accesstoken.JWK{}}
 	for _, k := range ks.keys {
-		out.Keys = append(out.Keys, accesstoken.JWK{Kty: "OKP", Crv: "Ed25519", Kid: k.id, Use: "sig", Alg: "EdDSA",
-			X: base64.RawURLEncoding.EncodeToString(k.private.Public().(ed25519.PublicKey))})
+		out.Keys = append(out.Keys, accesstoken.JWK{Kty: "OKP", Crv: "Ed25519", Kid: k.ID, Use: "sig", Alg: "EdDSA",
+			X: base64.RawURLEncoding.EncodeToString(k.Private.Public().(ed25519.PublicKey))})
 	}
 	return out
 }
