@@ -285,6 +285,7 @@ type view struct {
 	EstimatedWaitSeconds int64      `json:"estimatedWaitSeconds"`
 	PollAfterSeconds     int        `json:"pollAfterSeconds"`
 	SalesOpen            bool       `json:"salesOpen"`
+	SalesOpenAt          *time.Time `json:"salesOpenAt,omitempty"` // before opening: for the countdown
 	AccessToken          string     `json:"accessToken,omitempty"`
 	AccessTokenExpiresAt *time.Time `json:"accessTokenExpiresAt,omitempty"`
 }
@@ -342,6 +343,10 @@ func (s *service) waitingView(v *view, score int64) {
 	v.SalesOpen = snap.SalesOpen
 	if !snap.SalesOpen {
 		// Nobody's rank exists before the opening shuffle.
+		if !set.SalesOpenAt.IsZero() {
+			at := set.SalesOpenAt.UTC()
+			v.SalesOpenAt = &at
+		}
 		v.PollAfterSeconds = int(min(max(time.Until(set.SalesOpenAt).Seconds(), 1), 15))
 		return
 	}

@@ -367,5 +367,9 @@ func TestBrowserStates(t *testing.T) {
 		if !strings.Contains(strings.ToLower(got), tc.text) {
 			t.Errorf("%s page says %q", tc.state, got)
 		}
+		if tc.state == "prequeue" {
+			// The queue tells salesOpenAt before opening: a countdown shows it.
+			b.waitFor(b.ctx, "countdown", `!document.getElementById("countdown").hidden && document.getElementById("countdown").innerText.startsWith("Sales open in")`, 10*time.Second)
+		}
 	}
 }
