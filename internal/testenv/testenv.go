@@ -201,3 +201,16 @@ func ModuleRoot() (string, error) {
 		dir = parent
 	}
 }
+
+// WaitFor polls cond every 20 ms until it holds, failing the test when
+// timeout passes first.
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -16,27 +16,13 @@ import (
 	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
-	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
+	"github.com/ticketfair/ticketfair/workloads/internal/migrations/migrationstest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // newDB returns a migrated database and a pool on it.
-func newDB(t testing.TB) (string, *pgxpool.Pool) {
-	t.Helper()
-	url := testenv.PostgresURL(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := migrations.Up(ctx, url); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	pool, err := pgxpool.New(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return url, pool
-}
+func newDB(t testing.TB) (string, *pgxpool.Pool) { return migrationstest.NewDB(t) }
 
 func testConfig(url string, brokers []string) config.Relay {
 	return config.Relay{
@@ -116,13 +102,7 @@ func count(t testing.TB, pool *pgxpool.Pool, where string) int {
 // waitFor polls cond until it holds or timeout passes.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.WaitFor(t, timeout, what, cond)
 }
 
 // record is one message as the independent client (franz-go) saw it.

@@ -27,7 +27,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
-	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
+	"github.com/ticketfair/ticketfair/workloads/internal/migrations/migrationstest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -39,21 +39,8 @@ const (
 	aud     = "ticketfair"
 )
 
-func newDB(t testing.TB) (string, *pgxpool.Pool) {
-	t.Helper()
-	url := testenv.PostgresURL(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := migrations.Up(ctx, url); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	pool, err := pgxpool.New(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return url, pool
-}
+// newDB returns a migrated database and a pool on it.
+func newDB(t testing.TB) (string, *pgxpool.Pool) { return migrationstest.NewDB(t) }
 
 func testKeys(t testing.TB) string {
 	t.Helper()
@@ -148,15 +135,10 @@ func countTickets(t testing.TB, pool *pgxpool.Pool) int {
 	return n
 }
 
+// waitFor polls cond until it holds or timeout passes.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.WaitFor(t, timeout, what, cond)
 }
 
 // Duplicates, replays under another outbox id and many concurrent

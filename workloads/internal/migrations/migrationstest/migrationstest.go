@@ -1,0 +1,32 @@
+// Package migrationstest gives tests a fresh PostgreSQL database with the
+// schema applied, on the real server of internal/testenv.
+package migrationstest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ticketfair/ticketfair/internal/testenv"
+	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
+)
+
+// NewDB returns the URL of a new, migrated database and a pool on it,
+// closed when the test ends.
+func NewDB(t testing.TB) (string, *pgxpool.Pool) {
+	t.Helper()
+	url := testenv.PostgresURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := migrations.Up(ctx, url); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return url, pool
+}
