@@ -374,15 +374,21 @@ func pollAfter(waitSeconds float64) int {
 	}
 }
 
-func (s *service) poll(w http.ResponseWriter, r *http.Request) error {
+// place checks the event and the identity token and returns the customer
+// and the place their queueId carries: a queueId of someone else is 404.
+func (s *service) place(r *http.Request) (customer string, score int64, err error) {
 	if err := s.event(r); err != nil {
-		return err
+		return "", 0, err
 	}
-	customer, err := s.customer(r)
-	if err != nil {
-		return err
+	if customer, err = s.customer(r); err != nil {
+		return "", 0, err
 	}
-	score, err := s.ids.decode(r.PathValue("queueId"), s.cfg.EventID, customer)
+	score, err = s.ids.decode(r.PathValue("queueId"), s.cfg.EventID, customer)
+	return customer, score, err
+}
+
+func (s *service) poll(w http.ResponseWriter, r *http.Request) error {
+	customer, score, err := s.place(r)
 	if err != nil {
 		return err
 	}
@@ -435,14 +441,7 @@ func (s *service) claimView(ctx context.Context, v *view, customer string, score
 }
 
 func (s *service) leave(w http.ResponseWriter, r *http.Request) error {
-	if err := s.event(r); err != nil {
-		return err
-	}
-	customer, err := s.customer(r)
-	if err != nil {
-		return err
-	}
-	score, err := s.ids.decode(r.PathValue("queueId"), s.cfg.EventID, customer)
+	customer, score, err := s.place(r)
 	if err != nil {
 		return err
 	}
