@@ -3,7 +3,7 @@
 // outbox that announces paid orders and refunds. PostgreSQL decides every
 // race (conditional UPDATEs in sorted order, row locks, the database clock);
 // Redis is used only for the queue's session check and release and for
-// publishing the remaining inventory.
+// publishing the inventory (remaining, held and sold seats).
 package booking
 
 import (
@@ -517,7 +517,8 @@ func (s *service) readyz(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// sweepLoop frees expired holds and publishes the remaining inventory.
+// sweepLoop frees expired holds and publishes the inventory (remaining,
+// held and sold seats).
 // Every replica runs it; SKIP LOCKED keeps them out of each other's way.
 func (s *service) sweepLoop(ctx context.Context) {
 	t := time.NewTicker(s.cfg.SweepInterval)
@@ -544,14 +545,14 @@ func (s *service) sweepOnce(ctx context.Context) {
 		slog.WarnContext(ctx, "sweep failed", "err", err)
 		return
 	}
-	remaining, err := s.store.Remaining(ctx)
+	inv, err := s.store.Inventory(ctx)
 	if err == nil {
-		s.metrics.remaining.Set(float64(remaining))
-		err = zone.PublishRemaining(ctx, s.rdb, s.cfg.EventID, remaining)
+		s.metrics.remaining.Set(float64(inv.Remaining()))
+		err = zone.PublishInventory(ctx, s.rdb, s.cfg.EventID, inv)
 	}
 	if err != nil {
 		s.metrics.sweeps.WithLabelValues("error").Inc()
-		slog.WarnContext(ctx, "publish remaining inventory failed", "err", err)
+		slog.WarnContext(ctx, "publish inventory failed", "err", err)
 		return
 	}
 	s.metrics.sweeps.WithLabelValues("ok").Inc()

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
+	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 )
 
 // Order statuses.
@@ -568,12 +569,17 @@ func (s *Store) Sweep(ctx context.Context, batch int) (seats, orders int64, err 
 	return seats, orders, nil
 }
 
-// Remaining counts the seats not SOLD (AVAILABLE or HELD): what the queue
-// may still admit people for.
-func (s *Store) Remaining(ctx context.Context) (int64, error) {
-	var n int64
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM seat WHERE event_id = $1 AND status <> 'SOLD'`, s.eventID).Scan(&n); err != nil {
-		return 0, dbError(err)
+// Inventory counts the event's seats by status in one statement, so the
+// figures are one consistent snapshot; its Remaining (AVAILABLE or HELD) is
+// what the queue may still admit people for.
+func (s *Store) Inventory(ctx context.Context) (zone.Inventory, error) {
+	var inv zone.Inventory
+	if err := s.pool.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE status = 'AVAILABLE'),
+		       count(*) FILTER (WHERE status = 'HELD'),
+		       count(*) FILTER (WHERE status = 'SOLD')
+		  FROM seat WHERE event_id = $1`, s.eventID).Scan(&inv.Available, &inv.Held, &inv.Sold); err != nil {
+		return zone.Inventory{}, dbError(err)
 	}
-	return n, nil
+	return inv, nil
 }

@@ -19,6 +19,7 @@ type keys struct {
 	customers string // HASH customer -> "state|arrival|score|sid"
 	active    string // ZSET sessions, scored by expiry ms (zone contract)
 	remaining string // seats left, written by booking (zone contract)
+	inventory string // HASH held, sold: written by booking with remaining (zone contract)
 	arrival   string // INCR: order of first joins
 	fifo      string // INCR: queue sequence after opening
 	preRank   string // INCR: rank of admitted pre-queue members
@@ -35,6 +36,7 @@ func keysFor(eventID int64) keys {
 		customers: p + "customers",
 		active:    zone.ActiveKey(eventID),
 		remaining: zone.RemainingKey(eventID),
+		inventory: zone.InventoryKey(eventID),
 		arrival:   p + "arrival",
 		fifo:      p + "fifo",
 		preRank:   p + "prerank",

@@ -127,17 +127,21 @@ redis.call('HSET', KEYS[1], ARGV[1], 'l|' .. a .. '|' .. sc .. '|')
 return 1
 `)
 
-// snapshotScript reads what polls are answered from: queue length, active
-// sessions, admissions, inventory, the admission watermark and up to
-// ARGV[1]+1 (rank, score) samples of the queue.
-// KEYS: queue, active, admitted, remaining, watermark.
-// Returns {waiting, active, admitted, remaining or empty, watermark or empty, nowMs, rank1, score1, ...}.
+// snapshotScript reads what polls and the stats are answered from: queue
+// length, active sessions, admissions, inventory (remaining, held, sold),
+// the admission watermark and up to ARGV[1]+1 (rank, score) samples of the
+// queue.
+// KEYS: queue, active, admitted, remaining, watermark, inventory.
+// Returns {waiting, active, admitted, remaining or empty, watermark or empty, nowMs,
+// held or empty, sold or empty, rank1, score1, ...}.
 var snapshotScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n = redis.call('ZCARD', KEYS[1])
 local active = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
-local out = {n, active, redis.call('GET', KEYS[3]) or '0', redis.call('GET', KEYS[4]) or '', redis.call('GET', KEYS[5]) or '', string.format('%.0f', now)}
+local inv = redis.call('HMGET', KEYS[6], 'held', 'sold')
+local out = {n, active, redis.call('GET', KEYS[3]) or '0', redis.call('GET', KEYS[4]) or '', redis.call('GET', KEYS[5]) or '', string.format('%.0f', now),
+  inv[1] or '', inv[2] or ''}
 if n > 0 then
   local samples = tonumber(ARGV[1])
   local step = math.max(1, math.ceil(n / samples))

@@ -463,7 +463,9 @@ type Stats struct {
 	Waiting       int64     `json:"waiting"`
 	Active        int64     `json:"active"`
 	AdmittedTotal int64     `json:"admittedTotal"`
-	Remaining     int64     `json:"remaining"`
+	Remaining     int64     `json:"remaining"` // seats not sold (available or held); -1 unknown
+	Held          int64     `json:"held"`      // seats held; -1 unknown
+	Sold          int64     `json:"sold"`      // seats sold; -1 unknown
 	SalesOpen     bool      `json:"salesOpen"`
 	Paused        bool      `json:"paused"`
 	SoldOut       bool      `json:"soldOut"`
@@ -479,7 +481,7 @@ func (s *service) stats(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("%w: no snapshot yet", zone.ErrUnavailable)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, Stats{Waiting: snap.Waiting, Active: snap.Active, AdmittedTotal: snap.Admitted,
-		Remaining: snap.Remaining, SalesOpen: snap.SalesOpen, Paused: s.live.Load().Paused, SoldOut: snap.SoldOut,
+		Remaining: snap.Remaining, Held: snap.Held, Sold: snap.Sold, SalesOpen: snap.SalesOpen, Paused: s.live.Load().Paused, SoldOut: snap.SoldOut,
 		UpdatedAt: snap.Fetched.UTC().Truncate(time.Second)})
 	return nil
 }

@@ -166,6 +166,8 @@ type state struct {
 	Active    int64
 	Admitted  int64
 	Remaining int64 // -1 when unknown
+	Held      int64 // seats HELD, -1 when unknown (booking has not published it)
+	Sold      int64 // seats SOLD, -1 when unknown
 	Watermark int64 // -1 before the first admission
 	Now       time.Time
 	Samples   []sample
@@ -173,24 +175,19 @@ type state struct {
 
 func (s *store) read(ctx context.Context, samples int) (state, error) {
 	res, err := snapshotScript.Run(ctx, s.rdb,
-		[]string{s.k.queue, s.k.active, s.k.admitted, s.k.remaining, s.k.watermark}, samples).Slice()
+		[]string{s.k.queue, s.k.active, s.k.admitted, s.k.remaining, s.k.watermark, s.k.inventory}, samples).Slice()
 	if err != nil {
 		return state{}, unavailable("snapshot", err)
 	}
-	if len(res) < 6 {
+	if len(res) < 8 {
 		return state{}, fmt.Errorf("snapshot script: unexpected reply %v", res)
 	}
 	st := state{Waiting: toInt(res[0]), Active: toInt(res[1]), Admitted: toInt(res[2]),
-		Remaining: -1, Watermark: -1, Now: time.UnixMilli(toInt(res[5]))}
-	if v := toString(res[3]); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			st.Remaining = n
-		}
-	}
+		Remaining: optInt(res[3]), Held: optInt(res[6]), Sold: optInt(res[7]), Watermark: -1, Now: time.UnixMilli(toInt(res[5]))}
 	if v := toString(res[4]); v != "" {
 		st.Watermark = toInt(v)
 	}
-	for i := 6; i+1 < len(res); i += 2 {
+	for i := 8; i+1 < len(res); i += 2 {
 		st.Samples = append(st.Samples, sample{Rank: toInt(res[i]), Score: toInt(res[i+1])})
 	}
 	return st, nil
@@ -208,6 +205,15 @@ func toInt(v any) int64 {
 		return int64(f)
 	}
 	return 0
+}
+
+// optInt parses a figure the script returns as "" when its key or field is
+// missing: -1 (unknown) then, or when it is not an integer.
+func optInt(v any) int64 {
+	if n, err := strconv.ParseInt(toString(v), 10, 64); err == nil {
+		return n
+	}
+	return -1
 }
 
 func toString(v any) string {

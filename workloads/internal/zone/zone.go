@@ -2,7 +2,7 @@
 // about the seat-selection zone in Redis: which sessions are active, how a
 // session is released, and how much inventory remains. The queue service
 // owns these keys; the booking service only checks and releases sessions
-// and publishes the remaining inventory.
+// and publishes the inventory (remaining, held and sold seats).
 //
 // All keys of one event share the hash tag {eventId}, so the queue's Lua
 // scripts touch a single Redis Cluster slot.
@@ -29,6 +29,23 @@ func ActiveKey(eventID int64) string { return Prefix(eventID) + "active" }
 // the booking service; 0 means sold out.
 func RemainingKey(eventID int64) string { return Prefix(eventID) + "remaining" }
 
+// InventoryKey is a hash with fields "held" (seats HELD) and "sold" (seats
+// SOLD), written by the booking service together with RemainingKey in one
+// MULTI/EXEC (PublishInventory), so the two always agree. The queue reports
+// the fields in its stats; a missing field means not published yet.
+func InventoryKey(eventID int64) string { return Prefix(eventID) + "inventory" }
+
+// Inventory counts an event's seats by status.
+type Inventory struct {
+	Available int64 // AVAILABLE
+	Held      int64 // HELD
+	Sold      int64 // SOLD
+}
+
+// Remaining is what RemainingKey holds: the seats not SOLD (AVAILABLE or
+// HELD), what the queue may still admit people for; 0 means sold out.
+func (i Inventory) Remaining() int64 { return i.Available + i.Held }
+
 // ErrUnavailable wraps Redis failures.
 var ErrUnavailable = errors.New("redis unavailable")
 
@@ -53,10 +70,27 @@ func ReleaseSession(ctx context.Context, rdb redis.UniversalClient, eventID int6
 	return nil
 }
 
-// PublishRemaining records the seats still AVAILABLE or HELD.
+// PublishRemaining records the seats still AVAILABLE or HELD and leaves
+// InventoryKey alone. The booking service uses PublishInventory; this is for
+// tests and tools that only flip the sold-out signal.
 func PublishRemaining(ctx context.Context, rdb redis.UniversalClient, eventID int64, remaining int64) error {
 	if err := rdb.Set(ctx, RemainingKey(eventID), remaining, 0).Err(); err != nil {
 		return fmt.Errorf("%w: publish remaining: %v", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// PublishInventory records inv: RemainingKey = inv.Remaining() and the
+// "held" and "sold" fields of InventoryKey, in one MULTI/EXEC so a reader
+// never sees one without the other.
+func PublishInventory(ctx context.Context, rdb redis.UniversalClient, eventID int64, inv Inventory) error {
+	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, RemainingKey(eventID), inv.Remaining(), 0)
+		p.HSet(ctx, InventoryKey(eventID), "held", inv.Held, "sold", inv.Sold)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: publish inventory: %v", ErrUnavailable, err)
 	}
 	return nil
 }
