@@ -56,8 +56,17 @@ func watchTicketEvent(ctx context.Context, kube *rest.Config, namespace, name st
 			"tick", s.TickInterval, "paused", s.Paused, "salesOpenAt", s.SalesOpenAt)
 	}
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    apply,
-		UpdateFunc: func(_, obj any) { apply(obj) },
+		AddFunc: apply,
+		UpdateFunc: func(old, obj any) {
+			// Status writes (the operator's figures, every few seconds) do
+			// not change the spec; only a new generation does.
+			o, ok1 := old.(*v1alpha1.TicketEvent)
+			n, ok2 := obj.(*v1alpha1.TicketEvent)
+			if ok1 && ok2 && o.Generation == n.Generation {
+				return
+			}
+			apply(obj)
+		},
 	}); err != nil {
 		return err
 	}
