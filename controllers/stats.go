@@ -33,7 +33,9 @@ type Stats struct {
 	Waiting       int64     `json:"waiting"`
 	Active        int64     `json:"active"`
 	AdmittedTotal int64     `json:"admittedTotal"`
-	Remaining     int64     `json:"remaining"`
+	Remaining     int64     `json:"remaining"` // seats not sold (available or held); -1 unknown
+	Held          int64     `json:"held"`      // seats held; -1 unknown
+	Sold          int64     `json:"sold"`      // seats sold; -1 unknown
 	SalesOpen     bool      `json:"salesOpen"`
 	Paused        bool      `json:"paused"`
 	SoldOut       bool      `json:"soldOut"`
@@ -83,7 +85,7 @@ func (h *HTTPStats) FetchStats(ctx context.Context, te *ticketsv1alpha1.TicketEv
 	if resp.StatusCode != http.StatusOK {
 		return Stats{}, fmt.Errorf("get %s: status %s", url, resp.Status)
 	}
-	var s Stats
+	s := Stats{Held: -1, Sold: -1} // unknown unless the queue reports them
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&s); err != nil {
 		return Stats{}, fmt.Errorf("decode %s: %w", url, err)
 	}

@@ -28,6 +28,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -80,6 +81,8 @@ type TicketEventReconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
+// NetworkPolicies are only ever server-side applied (patch, plus create for a new one) and deleted.
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 
 // observed is what one reconcile learned; status is computed from it.
 type observed struct {
@@ -117,6 +120,7 @@ func (r *TicketEventReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		{"queue-rbac", r.stepQueueRBAC},
 		{"services", r.stepServices},
 		{"autoscaling", r.stepAutoscaling},
+		{"networkpolicies", r.stepNetworkPolicies},
 		{"queue", r.stepQueue},
 		{"migration", r.stepMigration},
 		{"workloads", r.stepWorkloads},
@@ -183,7 +187,7 @@ func (r *TicketEventReconciler) stepQueueRBAC(ctx context.Context, te *ticketsv1
 }
 
 func (r *TicketEventReconciler) stepServices(ctx context.Context, te *ticketsv1alpha1.TicketEvent, o *render.Objects, _ *observed) error {
-	for _, c := range []render.Component{render.Queue, render.Booking} {
+	for _, c := range render.Served {
 		if err := r.apply(ctx, te, o.Services[c]); err != nil {
 			return err
 		}
@@ -215,6 +219,35 @@ func (r *TicketEventReconciler) stepAutoscaling(ctx context.Context, te *tickets
 		if metav1.IsControlledBy(&h, te) {
 			if err := r.Delete(ctx, &h); client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("delete HorizontalPodAutoscaler %s: %w", h.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// stepNetworkPolicies applies the NetworkPolicies when spec.networkPolicy is
+// enabled and deletes those it created when it no longer is. It runs before
+// the Deployments, so new pods start isolated.
+func (r *TicketEventReconciler) stepNetworkPolicies(ctx context.Context, te *ticketsv1alpha1.TicketEvent, o *render.Objects, _ *observed) error {
+	for _, c := range render.Components {
+		if np, ok := o.NetworkPolicies[c]; ok {
+			if err := r.apply(ctx, te, np); err != nil {
+				return err
+			}
+			continue
+		}
+		var np networkingv1.NetworkPolicy
+		err := r.Get(ctx, client.ObjectKey{Namespace: te.Namespace, Name: render.Name(te, c)}, &np)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("get NetworkPolicy %s: %w", render.Name(te, c), err)
+		}
+		// A NetworkPolicy of the same name that the operator did not create is left alone.
+		if metav1.IsControlledBy(&np, te) {
+			if err := r.Delete(ctx, &np); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("delete NetworkPolicy %s: %w", np.Name, err)
 			}
 		}
 	}
@@ -488,7 +521,7 @@ func (r *TicketEventReconciler) salesOpenCondition(te *ticketsv1alpha1.TicketEve
 		s := obs.stats
 		st.Sale = &ticketsv1alpha1.SaleStatus{
 			Waiting: s.Waiting, Active: s.Active, AdmittedTotal: s.AdmittedTotal, Remaining: s.Remaining,
-			SoldOut: s.SoldOut, Paused: s.Paused, UpdatedAt: metav1.NewTime(s.UpdatedAt.UTC().Truncate(time.Second)),
+			Held: s.Held, Sold: s.Sold, SoldOut: s.SoldOut, Paused: s.Paused, UpdatedAt: metav1.NewTime(s.UpdatedAt.UTC().Truncate(time.Second)),
 		}
 		status, msg := metav1.ConditionFalse, "the queue reports sales not open yet"
 		if s.SalesOpen {
@@ -544,6 +577,7 @@ func (r *TicketEventReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.Deployment{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		Named("ticketevent").
 		Complete(r)
 }

@@ -18,6 +18,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -94,6 +95,13 @@ type TicketEventSpec struct {
 	// Tickets issues signed tickets for paid orders.
 	// +optional
 	Tickets Workload `json:"tickets,omitempty"`
+
+	// NetworkPolicy, when enabled, has the operator create one NetworkPolicy
+	// per service (queue, booking, relay, tickets) that restricts the ingress
+	// of its pods to their HTTP port. Off by default. Egress is not
+	// restricted (see networkPolicy.enabled).
+	// +optional
+	NetworkPolicy *NetworkPolicy `json:"networkPolicy,omitempty"`
 }
 
 // Seating lists the sections of the venue.
@@ -310,6 +318,36 @@ type Autoscaling struct {
 	TargetCPUUtilizationPercentage int32 `json:"targetCPUUtilizationPercentage,omitempty"`
 }
 
+// NetworkPolicy restricts which sources may connect to the sale's pods.
+type NetworkPolicy struct {
+	// Enabled creates a NetworkPolicy named <name>-<service> for each of
+	// queue, booking, relay and tickets, selecting that service's pods, with
+	// policyTypes [Ingress] only: ingress is allowed on the pods' HTTP port
+	// ("http", 8080: the API, /healthz, /readyz, /metrics) from the
+	// ingressFrom peers, and on no other port. The migration Job's pods are
+	// not selected. Egress is deliberately not restricted: Redis, PostgreSQL,
+	// Kafka, the identity provider's JWKS URL and the Kubernetes API server
+	// (the queue's admitter Lease) are addresses the operator cannot know.
+	// Turning it off deletes the NetworkPolicies. It takes effect only if the
+	// cluster's network plugin enforces NetworkPolicies.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+	// IngressFrom are the sources allowed to reach the HTTP port of every
+	// service of the sale (NetworkPolicyPeer, as in a NetworkPolicy's
+	// ingress.from): typically the namespace of the ingress controller or
+	// gateway in front of the queue, booking and tickets APIs. Also list the
+	// operator's namespace (it reads the queue's /events/{eventId}/stats for
+	// status.sale), your Prometheus (/metrics) and whatever calls booking's
+	// internal endpoints, or they are cut off. Kubelet probes come from the
+	// node and are always allowed. Empty allows any source on the HTTP port.
+	// May be set while enabled is false, to prepare a policy before turning it on.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:XValidation:rule="has(self.ipBlock) ? !has(self.podSelector) && !has(self.namespaceSelector) : has(self.podSelector) || has(self.namespaceSelector)",message="each networkPolicy.ingressFrom peer needs podSelector and/or namespaceSelector, or ipBlock alone"
+	// +listType=atomic
+	// +optional
+	IngressFrom []networkingv1.NetworkPolicyPeer `json:"ingressFrom,omitempty"`
+}
+
 // TicketEventStatus reports how the sale stands.
 type TicketEventStatus struct {
 	// ObservedGeneration is the generation of the spec last acted on.
@@ -398,8 +436,15 @@ type SaleStatus struct {
 	Active int64 `json:"active"`
 	// AdmittedTotal is the number of people admitted so far.
 	AdmittedTotal int64 `json:"admittedTotal"`
-	// Remaining is the number of seats neither held nor sold.
+	// Remaining is the number of seats not sold yet: available or held.
+	// 0 means sold out; -1 until the booking service has published it.
 	Remaining int64 `json:"remaining"`
+	// Held is the number of seats held by customers who have not paid yet
+	// (part of remaining); -1 until the booking service has published it.
+	Held int64 `json:"held"`
+	// Sold is the number of seats sold; -1 until the booking service has
+	// published it.
+	Sold int64 `json:"sold"`
 	// SoldOut is true once every seat is sold.
 	// +optional
 	SoldOut bool `json:"soldOut,omitempty"`
@@ -421,7 +466,9 @@ type SaleStatus struct {
 // +kubebuilder:printcolumn:name="Opens",type=date,JSONPath=`.spec.salesOpenAt`,priority=1
 // +kubebuilder:printcolumn:name="Waiting",type=integer,JSONPath=`.status.sale.waiting`
 // +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.sale.active`
-// +kubebuilder:printcolumn:name="Remaining",type=integer,JSONPath=`.status.sale.remaining`
+// +kubebuilder:printcolumn:name="Sold",type=integer,JSONPath=`.status.sale.sold`
+// +kubebuilder:printcolumn:name="Held",type=integer,JSONPath=`.status.sale.held`,priority=1
+// +kubebuilder:printcolumn:name="Remaining",type=integer,JSONPath=`.status.sale.remaining`,priority=1
 // +kubebuilder:printcolumn:name="Seats",type=integer,JSONPath=`.status.seatsTotal`,priority=1
 // +kubebuilder:printcolumn:name="Admitted",type=integer,JSONPath=`.status.sale.admittedTotal`,priority=1
 // +kubebuilder:printcolumn:name="Migration",type=string,JSONPath=`.status.migration.phase`,priority=1

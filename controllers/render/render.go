@@ -41,6 +41,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -66,6 +67,12 @@ const (
 
 // Components are the long-running workloads, each a Deployment.
 var Components = []Component{Queue, Booking, Relay, Tickets}
+
+// Served are the workloads whose API is reached through a Service (and kept
+// up through voluntary disruptions by a PodDisruptionBudget): the queue and
+// booking APIs, and tickets, which serves customers' tickets. The relay
+// serves nothing but probes and metrics.
+var Served = []Component{Queue, Booking, Tickets}
 
 // Keys of the generated Secret (see KeysSecretName).
 const (
@@ -111,6 +118,9 @@ type Objects struct {
 	Services                 map[Component]*corev1.Service
 	PodDisruptionBudgets     map[Component]*policyv1.PodDisruptionBudget
 	HorizontalPodAutoscalers map[Component]*autoscalingv2.HorizontalPodAutoscaler
+	// NetworkPolicies has one entry per long-running workload when
+	// spec.networkPolicy.enabled, and none otherwise.
+	NetworkPolicies map[Component]*networkingv1.NetworkPolicy
 }
 
 // Name is the name of a component's objects (Deployment, Service, ConfigMap).
@@ -193,6 +203,7 @@ func Render(te *ticketsv1alpha1.TicketEvent, opts Options) (*Objects, error) {
 		Services:                 map[Component]*corev1.Service{},
 		PodDisruptionBudgets:     map[Component]*policyv1.PodDisruptionBudget{},
 		HorizontalPodAutoscalers: map[Component]*autoscalingv2.HorizontalPodAutoscaler{},
+		NetworkPolicies:          map[Component]*networkingv1.NetworkPolicy{},
 	}
 	envs := map[Component]renderedEnv{}
 	for _, c := range Components {
@@ -212,11 +223,18 @@ func Render(te *ticketsv1alpha1.TicketEvent, opts Options) (*Objects, error) {
 	for _, c := range Components {
 		o.Deployments[c] = deployment(te, opts, c, envs[c], cfgs[c].port)
 	}
-	for _, c := range []Component{Queue, Booking} {
+	for _, c := range Served {
 		o.Services[c] = service(te, c)
 		o.PodDisruptionBudgets[c] = pdb(te, c)
+	}
+	for _, c := range []Component{Queue, Booking} {
 		if as := scalable(te, c).Autoscaling; as != nil {
 			o.HorizontalPodAutoscalers[c] = hpa(te, c, as)
+		}
+	}
+	if np := te.Spec.NetworkPolicy; np != nil && np.Enabled {
+		for _, c := range Components {
+			o.NetworkPolicies[c] = networkPolicy(te, c, np.IngressFrom)
 		}
 	}
 	return o, nil
@@ -678,6 +696,29 @@ func hpa(te *ticketsv1alpha1.TicketEvent, c Component, as *ticketsv1alpha1.Autos
 	}
 }
 
+// networkPolicy isolates a workload's pods for ingress: only their HTTP port
+// is open, to the given peers (to any source when there are none). Egress is
+// left open: the operator cannot know where Redis, PostgreSQL, Kafka and the
+// API server are.
+func networkPolicy(te *ticketsv1alpha1.TicketEvent, c Component, from []networkingv1.NetworkPolicyPeer) *networkingv1.NetworkPolicy {
+	var peers []networkingv1.NetworkPolicyPeer
+	for _, p := range from {
+		peers = append(peers, *p.DeepCopy())
+	}
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: meta(te, c, Name(te, c)),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: SelectorLabels(te, c)},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr(corev1.ProtocolTCP), Port: ptr(intstr.FromString(HTTPPortName))}},
+				From:  peers,
+			}},
+		},
+	}
+}
+
 // All returns the objects in the order they are applied; the migration Job
 // and the Deployments that wait for it come last.
 func (o *Objects) All() []client.Object {
@@ -691,6 +732,9 @@ func (o *Objects) All() []client.Object {
 	}
 	for _, c := range sortedKeys(o.HorizontalPodAutoscalers) {
 		out = append(out, o.HorizontalPodAutoscalers[c])
+	}
+	for _, c := range sortedKeys(o.NetworkPolicies) {
+		out = append(out, o.NetworkPolicies[c])
 	}
 	out = append(out, o.MigrationJob)
 	for _, c := range Components {

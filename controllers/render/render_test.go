@@ -19,11 +19,13 @@ package render
 import (
 	"crypto/ed25519"
 	"encoding/base64"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
@@ -151,5 +153,98 @@ func TestGenerateKeys(t *testing.T) {
 	}
 	if string(a[KeyAccessTokenKeys]) == string(a[KeyTicketKeys]) || len(a[KeyServiceToken]) < 40 {
 		t.Fatalf("keys %q", a)
+	}
+}
+
+func TestNetworkPolicies(t *testing.T) {
+	rendered := func(te *ticketsv1alpha1.TicketEvent) *Objects {
+		t.Helper()
+		o, err := Render(te, Options{Image: "img"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	countNetworkPolicies := func(o *Objects) int {
+		n := 0
+		for _, obj := range o.All() {
+			if _, ok := obj.(*networkingv1.NetworkPolicy); ok {
+				n++
+			}
+		}
+		return n
+	}
+
+	// Off by default, and off when present but not enabled (peers may be prepared).
+	te := event()
+	if o := rendered(te); len(o.NetworkPolicies) != 0 || countNetworkPolicies(o) != 0 {
+		t.Fatalf("NetworkPolicies without spec.networkPolicy: %v", o.NetworkPolicies)
+	}
+	gateway := networkingv1.NetworkPolicyPeer{
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "gateway"}},
+		PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "envoy"}},
+	}
+	office := networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "10.8.0.0/16", Except: []string{"10.8.1.0/24"}}}
+	te.Spec.NetworkPolicy = &ticketsv1alpha1.NetworkPolicy{IngressFrom: []networkingv1.NetworkPolicyPeer{gateway, office}}
+	if o := rendered(te); len(o.NetworkPolicies) != 0 || countNetworkPolicies(o) != 0 {
+		t.Fatalf("NetworkPolicies while enabled is false: %v", o.NetworkPolicies)
+	}
+
+	// Enabled with peers: one per long-running workload, ingress on "http" from the peers only.
+	te.Spec.NetworkPolicy.Enabled = true
+	o := rendered(te)
+	if len(o.NetworkPolicies) != 4 || countNetworkPolicies(o) != 4 {
+		t.Fatalf("%d NetworkPolicies (%d in All), want 4", len(o.NetworkPolicies), countNetworkPolicies(o))
+	}
+	if _, ok := o.NetworkPolicies[Migrate]; ok {
+		t.Fatal("NetworkPolicy for the migration Job")
+	}
+	for _, c := range Components {
+		np := o.NetworkPolicies[c]
+		if np == nil {
+			t.Fatalf("no NetworkPolicy for %s", c)
+		}
+		if np.Name != "te-"+string(c) || np.Namespace != "ns" || np.Kind != "NetworkPolicy" || np.APIVersion != "networking.k8s.io/v1" {
+			t.Fatalf("%s: NetworkPolicy %s/%s %s", c, np.Namespace, np.Name, np.GetObjectKind().GroupVersionKind())
+		}
+		if !reflect.DeepEqual(np.Labels, Labels(te, c)) {
+			t.Fatalf("%s: labels %v", c, np.Labels)
+		}
+		// It selects exactly the pods of the workload's Deployment.
+		if sel := np.Spec.PodSelector; !reflect.DeepEqual(sel.MatchLabels, o.Deployments[c].Spec.Selector.MatchLabels) ||
+			sel.MatchLabels["app.kubernetes.io/component"] != string(c) || sel.MatchLabels["app.kubernetes.io/instance"] != "te" || len(sel.MatchExpressions) != 0 {
+			t.Fatalf("%s: pod selector %+v", c, np.Spec.PodSelector)
+		}
+		if !reflect.DeepEqual(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) || len(np.Spec.Egress) != 0 {
+			t.Fatalf("%s: policy types %v, egress %v", c, np.Spec.PolicyTypes, np.Spec.Egress)
+		}
+		if len(np.Spec.Ingress) != 1 {
+			t.Fatalf("%s: %d ingress rules", c, len(np.Spec.Ingress))
+		}
+		rule := np.Spec.Ingress[0]
+		if len(rule.Ports) != 1 || *rule.Ports[0].Protocol != corev1.ProtocolTCP || rule.Ports[0].Port.String() != "http" || rule.Ports[0].EndPort != nil {
+			t.Fatalf("%s: ports %+v", c, rule.Ports)
+		}
+		// The named port is the one the container declares.
+		if ports := o.Deployments[c].Spec.Template.Spec.Containers[0].Ports; len(ports) != 1 || ports[0].Name != rule.Ports[0].Port.StrVal {
+			t.Fatalf("%s: container ports %+v", c, ports)
+		}
+		if !reflect.DeepEqual(rule.From, []networkingv1.NetworkPolicyPeer{gateway, office}) {
+			t.Fatalf("%s: from %+v", c, rule.From)
+		}
+	}
+	// The rendered peers are copies: the spec is not aliased.
+	o.NetworkPolicies[Queue].Spec.Ingress[0].From[0].PodSelector.MatchLabels["app"] = "changed"
+	if te.Spec.NetworkPolicy.IngressFrom[0].PodSelector.MatchLabels["app"] != "envoy" {
+		t.Fatal("rendered NetworkPolicy aliases spec.networkPolicy.ingressFrom")
+	}
+
+	// Enabled without peers: the HTTP port is open to any source, nothing else is.
+	te.Spec.NetworkPolicy.IngressFrom = nil
+	for _, c := range Components {
+		rule := rendered(te).NetworkPolicies[c].Spec.Ingress
+		if len(rule) != 1 || rule[0].From != nil || len(rule[0].Ports) != 1 || rule[0].Ports[0].Port.String() != "http" {
+			t.Fatalf("%s without peers: ingress %+v", c, rule)
+		}
 	}
 }
