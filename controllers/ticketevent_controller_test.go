@@ -103,16 +103,9 @@ type operator struct {
 	paths map[string]string // stats paths requested, for assertions
 }
 
+// startOperator runs the reconciler with a fake queue serving the stats.
 func startOperator(t *testing.T) *operator {
 	t.Helper()
-	env, cfg := testenv.Kube(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	scheme := newScheme(t)
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
 	q := &fakeQueue{}
 	var mu sync.Mutex
 	paths := map[string]string{}
@@ -123,6 +116,23 @@ func startOperator(t *testing.T) *operator {
 		q.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
+	o := startOperatorWith(t, func(*ticketsv1alpha1.TicketEvent) string { return srv.URL })
+	o.queue, o.paths = q, paths
+	return o
+}
+
+// startOperatorWith runs the reconciler against a new envtest apiserver;
+// queueURL stands in for the queue Service's in-cluster address.
+func startOperatorWith(t *testing.T, queueURL func(*ticketsv1alpha1.TicketEvent) string) *operator {
+	t.Helper()
+	env, cfg := testenv.Kube(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	scheme := newScheme(t)
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
 	skip := true // -count=N starts the controller once per run in one process
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		Controller: ctrlconfig.Controller{SkipNameValidation: &skip}})
@@ -134,7 +144,7 @@ func startOperator(t *testing.T) *operator {
 		Scheme:        scheme,
 		Options:       render.Options{Image: testImage},
 		Recorder:      mgr.GetEventRecorder("ticketfair-operator"),
-		Stats:         &HTTPStats{BaseURL: func(*ticketsv1alpha1.TicketEvent) string { return srv.URL }},
+		Stats:         &HTTPStats{BaseURL: queueURL},
 		StatsInterval: 200 * time.Millisecond,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
@@ -148,7 +158,7 @@ func startOperator(t *testing.T) *operator {
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	return &operator{env: env, cfg: cfg, c: c, queue: q, paths: paths}
+	return &operator{env: env, cfg: cfg, c: c}
 }
 
 func (o *operator) namespace(t *testing.T, name string) {
@@ -161,7 +171,12 @@ func (o *operator) namespace(t *testing.T, name string) {
 // eventually polls fn until it returns nil, failing with its last error.
 func eventually(t *testing.T, what string, fn func() error) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	eventuallyWithin(t, 20*time.Second, what, fn)
+}
+
+func eventuallyWithin(t *testing.T, timeout time.Duration, what string, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	for {
 		err := fn()
 		if err == nil {
@@ -410,8 +425,8 @@ func TestTicketEventOperator(t *testing.T) {
 			t.Fatalf("RoleBinding %+v", rb)
 		}
 
-		// Services and PDBs for queue and booking; an HPA for booking only.
-		for _, comp := range []render.Component{render.Queue, render.Booking} {
+		// Services and PDBs for queue, booking and tickets; an HPA for booking only.
+		for _, comp := range []render.Component{render.Queue, render.Booking, render.Tickets} {
 			var svc corev1.Service
 			if err := c.Get(ctx, client.ObjectKey{Namespace: "sale", Name: render.Name(te, comp)}, &svc); err != nil {
 				t.Fatal(err)
@@ -561,7 +576,7 @@ func TestTicketEventOperator(t *testing.T) {
 			t.Fatalf("migration phase %s", te.Status.Migration.Phase)
 		}
 
-		op.queue.set(Stats{Waiting: 1200, Active: 4800, AdmittedTotal: 9000, Remaining: 41000, SalesOpen: true,
+		op.queue.set(Stats{Waiting: 1200, Active: 4800, AdmittedTotal: 9000, Remaining: 41000, Held: 1200, Sold: 9000, SalesOpen: true,
 			UpdatedAt: time.Date(2026, 7, 1, 10, 5, 0, 0, time.UTC)}, false)
 		for _, comp := range render.Components {
 			markAvailable(t, c, client.ObjectKey{Namespace: "sale", Name: render.Name(te, comp)})
@@ -598,7 +613,7 @@ func TestTicketEventOperator(t *testing.T) {
 		var te *ticketsv1alpha1.TicketEvent
 		eventually(t, "sale figures", func() error {
 			te = getTE(t, c, key)
-			if s := te.Status.Sale; s == nil || s.Waiting != 1200 || s.Active != 4800 || s.Remaining != 41000 {
+			if s := te.Status.Sale; s == nil || s.Waiting != 1200 || s.Active != 4800 || s.Remaining != 41000 || s.Held != 1200 || s.Sold != 9000 {
 				return fmt.Errorf("sale %+v", te.Status.Sale)
 			}
 			return nil
@@ -607,16 +622,16 @@ func TestTicketEventOperator(t *testing.T) {
 			t.Fatalf("SalesOpen %+v", got)
 		}
 		// Refreshed while the sale runs (RequeueAfter, no watch event needed).
-		op.queue.set(Stats{Waiting: 700, Active: 5000, AdmittedTotal: 9500, Remaining: 40500, SalesOpen: true, UpdatedAt: time.Date(2026, 7, 1, 10, 5, 5, 0, time.UTC)}, false)
+		op.queue.set(Stats{Waiting: 700, Active: 5000, AdmittedTotal: 9500, Remaining: 40500, Held: 900, Sold: 9500, SalesOpen: true, UpdatedAt: time.Date(2026, 7, 1, 10, 5, 5, 0, time.UTC)}, false)
 		eventually(t, "refreshed figures", func() error {
-			if s := getTE(t, c, key).Status.Sale; s.Waiting != 700 {
-				return fmt.Errorf("waiting %d", s.Waiting)
+			if s := getTE(t, c, key).Status.Sale; s.Waiting != 700 || s.Held != 900 || s.Sold != 9500 {
+				return fmt.Errorf("waiting %d, held %d, sold %d", s.Waiting, s.Held, s.Sold)
 			}
 			return nil
 		})
 		op.queue.set(Stats{}, true)
 		te = waitCondition(t, c, key, ticketsv1alpha1.ConditionSalesOpen, metav1.ConditionTrue, reasonStatsUnavailable)
-		if s := te.Status.Sale; s.Waiting != 700 || s.Remaining != 40500 {
+		if s := te.Status.Sale; s.Waiting != 700 || s.Remaining != 40500 || s.Held != 900 || s.Sold != 9500 {
 			t.Fatalf("figures not kept: %+v", s)
 		}
 		if !strings.Contains(condition(te, ticketsv1alpha1.ConditionSalesOpen).Message, "503") {
@@ -625,7 +640,7 @@ func TestTicketEventOperator(t *testing.T) {
 		if _, ok := op.paths["/events/2026070/stats"]; !ok {
 			t.Fatalf("stats paths requested: %v", op.paths)
 		}
-		op.queue.set(Stats{Waiting: 700, Active: 5000, AdmittedTotal: 9500, Remaining: 40500, SalesOpen: true}, false)
+		op.queue.set(Stats{Waiting: 700, Active: 5000, AdmittedTotal: 9500, Remaining: 40500, Held: 900, Sold: 9500, SalesOpen: true}, false)
 	})
 
 	t.Run("admission is live, holds.ttl rolls booking", func(t *testing.T) {
@@ -755,9 +770,9 @@ func TestTicketEventOperator(t *testing.T) {
 				total++
 			}
 		}
-		// 4 ConfigMaps, keys Secret, SA, Role, RoleBinding, Job, 4 Deployments, 2 Services, 2 PDBs, 1 HPA.
-		if total != 18 {
-			t.Fatalf("%d owned objects, want 18", total)
+		// 4 ConfigMaps, keys Secret, SA, Role, RoleBinding, Job, 4 Deployments, 3 Services, 3 PDBs, 1 HPA.
+		if total != 20 {
+			t.Fatalf("%d owned objects, want 20", total)
 		}
 		if err := c.Delete(ctx, te); err != nil {
 			t.Fatal(err)

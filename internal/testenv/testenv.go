@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -213,4 +214,22 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// BuildWorkloads builds the ticketfair workloads binary (the image's
+// /ticketfair) into a temporary directory and returns its path.
+func BuildWorkloads(t testing.TB) string {
+	t.Helper()
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "ticketfair")
+	build := exec.Command("go", "build", "-o", bin, "./workloads/cmd/ticketfair")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build ticketfair: %v\n%s", err, out)
+	}
+	return bin
 }

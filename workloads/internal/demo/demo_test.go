@@ -31,18 +31,8 @@ func TestShortSale(t *testing.T) {
 			t.Skip(err)
 		}
 	}
-	root, err := testenv.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "ticketfair")
-	build := exec.Command("go", "build", "-o", bin, "./workloads/cmd/ticketfair")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testenv.BuildWorkloads(t)
 
 	o := DefaultOptions()
 	o.Customers, o.Seats, o.MaxActive, o.AdmitRate = 1500, 400, 150, 100
