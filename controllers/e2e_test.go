@@ -34,7 +34,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -483,12 +482,7 @@ func (p *process) stop(t *testing.T) {
 		return
 	default:
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+	if !localsvc.Terminate(p.cmd.Process, p.done, 30*time.Second) {
 		t.Errorf("pod %s ignored SIGTERM for 30s", p.pod)
 	}
 }

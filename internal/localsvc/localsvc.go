@@ -41,13 +41,7 @@ func (s *Server) Stop() error {
 	if s == nil || s.cmd == nil || s.cmd.Process == nil {
 		return nil
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
+	Terminate(s.cmd.Process, s.done, 10*time.Second)
 	if !s.Keep && s.Dir != "" {
 		return os.RemoveAll(s.Dir)
 	}
@@ -234,4 +228,19 @@ func postgresCredential(dir string) (*syscall.Credential, error) {
 		return nil, err
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// Terminate stops a process as the kubelet or a service manager does:
+// SIGTERM, up to grace to exit (done yields once it has), then SIGKILL. It
+// reports whether the process exited within the grace period.
+func Terminate[T any](p *os.Process, done <-chan T, grace time.Duration) bool {
+	_ = p.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+		return true
+	case <-time.After(grace):
+		_ = p.Kill()
+		<-done
+		return false
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ticketfair/ticketfair/internal/localsvc"
 	"github.com/ticketfair/ticketfair/workloads/config"
 )
 
@@ -99,13 +100,7 @@ func (p *proc) stop() {
 	if p.cmd.Process == nil {
 		return
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	localsvc.Terminate(p.cmd.Process, p.done, 15*time.Second)
 }
 
 // peakRSS is the process's peak resident memory (VmHWM) in bytes.
