@@ -51,7 +51,7 @@ func init() {
 
 func main() {
 	var metricsAddr, probeAddr, workloadImage, watchNamespaces string
-	var leaderElect bool
+	var leaderElect, redisCleanup bool
 	var statsInterval time.Duration
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
@@ -59,6 +59,9 @@ func main() {
 	flag.StringVar(&workloadImage, "workload-image", "ticketfair:dev", "image of the ticketfair workloads (queue, booking, relay, tickets) when a TicketEvent names none")
 	flag.StringVar(&watchNamespaces, "watch-namespaces", "", "comma-separated namespaces whose TicketEvents are reconciled; empty watches all")
 	flag.DurationVar(&statsInterval, "stats-interval", controllers.DefaultStatsInterval, "how often sale figures are fetched from the queue while a sale runs")
+	flag.BoolVar(&redisCleanup, "redis-cleanup", false, "add the finalizer "+controllers.FinalizerRedisCleanup+" to every TicketEvent; when one is deleted, "+
+		"stop its queue and booking pods, then delete all of its Redis keys (tf:{eventId}:*: waiting queue, sessions, counters, admit log). "+
+		"Orders and seats in PostgreSQL are never touched. Off: such a finalizer is removed and the keys are kept")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -101,6 +104,10 @@ func main() {
 		Options:       render.Options{Image: workloadImage},
 		Recorder:      mgr.GetEventRecorder("ticketfair-operator"),
 		StatsInterval: statsInterval,
+		RedisCleanup:  redisCleanup,
+		// Uncached: the Redis URL Secret (only the operator's own Secrets
+		// are cached) and the sale's pods (not worth caching every pod).
+		APIReader: mgr.GetAPIReader(),
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		log.Error(err, "unable to create controller")

@@ -21,6 +21,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -67,6 +68,14 @@ type TicketEventReconciler struct {
 	StatsInterval time.Duration
 	// Now defaults to time.Now.
 	Now func() time.Time
+	// RedisCleanup (--redis-cleanup) adds FinalizerRedisCleanup to every
+	// TicketEvent; deleting one then stops its queue and booking pods and
+	// deletes its Redis keys. PostgreSQL is never touched. A finalizer left
+	// from an earlier run is removed without cleaning when it is false.
+	RedisCleanup bool
+	// APIReader reads, uncached, what the finalizer needs and the cache does
+	// not hold: the Redis URL Secret and the sale's pods. nil uses Client.
+	APIReader client.Reader
 }
 
 // +kubebuilder:rbac:groups=tickets.ticketfair.io,resources=ticketevents,verbs=get;list;watch;update;patch
@@ -83,6 +92,8 @@ type TicketEventReconciler struct {
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 // NetworkPolicies are only ever server-side applied (patch, plus create for a new one) and deleted.
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
+// The finalizer lists the sale's pods uncached (APIReader) to see that they stopped writing Redis.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
 
 // observed is what one reconcile learned; status is computed from it.
 type observed struct {
@@ -100,8 +111,17 @@ func (r *TicketEventReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !te.DeletionTimestamp.IsZero() {
-		// Owned objects are garbage-collected; orders and seats stay in PostgreSQL.
-		return ctrl.Result{}, nil
+		// Owned objects are garbage-collected; orders and seats stay in
+		// PostgreSQL; with --redis-cleanup the Redis keys are deleted first.
+		return r.finalize(ctx, &te)
+	}
+	ok, err := r.addFinalizer(ctx, &te)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !ok {
+		// A newer version is on its way through the watch.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	obs := observed{deployments: map[render.Component]*appsv1.Deployment{}}
 	if obs.missing = render.Missing(&te); len(obs.missing) > 0 {
@@ -202,24 +222,8 @@ func (r *TicketEventReconciler) stepServices(ctx context.Context, te *ticketsv1a
 // longer asked for, which would otherwise keep scaling the Deployment.
 func (r *TicketEventReconciler) stepAutoscaling(ctx context.Context, te *ticketsv1alpha1.TicketEvent, o *render.Objects, _ *observed) error {
 	for _, c := range []render.Component{render.Queue, render.Booking} {
-		if h, ok := o.HorizontalPodAutoscalers[c]; ok {
-			if err := r.apply(ctx, te, h); err != nil {
-				return err
-			}
-			continue
-		}
-		var h autoscalingv2.HorizontalPodAutoscaler
-		err := r.Get(ctx, client.ObjectKey{Namespace: te.Namespace, Name: render.Name(te, c)}, &h)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("get HorizontalPodAutoscaler %s: %w", render.Name(te, c), err)
-		}
-		if metav1.IsControlledBy(&h, te) {
-			if err := r.Delete(ctx, &h); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("delete HorizontalPodAutoscaler %s: %w", h.Name, err)
-			}
+		if err := applyOrDelete(ctx, r, te, o.HorizontalPodAutoscalers, c); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -230,26 +234,38 @@ func (r *TicketEventReconciler) stepAutoscaling(ctx context.Context, te *tickets
 // the Deployments, so new pods start isolated.
 func (r *TicketEventReconciler) stepNetworkPolicies(ctx context.Context, te *ticketsv1alpha1.TicketEvent, o *render.Objects, _ *observed) error {
 	for _, c := range render.Components {
-		if np, ok := o.NetworkPolicies[c]; ok {
-			if err := r.apply(ctx, te, np); err != nil {
-				return err
-			}
-			continue
+		if err := applyOrDelete(ctx, r, te, o.NetworkPolicies, c); err != nil {
+			return err
 		}
-		var np networkingv1.NetworkPolicy
-		err := r.Get(ctx, client.ObjectKey{Namespace: te.Namespace, Name: render.Name(te, c)}, &np)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("get NetworkPolicy %s: %w", render.Name(te, c), err)
-		}
-		// A NetworkPolicy of the same name that the operator did not create is left alone.
-		if metav1.IsControlledBy(&np, te) {
-			if err := r.Delete(ctx, &np); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("delete NetworkPolicy %s: %w", np.Name, err)
-			}
-		}
+	}
+	return nil
+}
+
+// applyOrDelete applies a component's optional object when the spec asks for
+// it (it is in want) and otherwise deletes the object of that name, but only
+// if this TicketEvent controls it: a same-named object someone else made is
+// left alone.
+func applyOrDelete[T any, PT interface {
+	*T
+	client.Object
+}](ctx context.Context, r *TicketEventReconciler, te *ticketsv1alpha1.TicketEvent, want map[render.Component]PT, c render.Component) error {
+	if obj, ok := want[c]; ok {
+		return r.apply(ctx, te, obj)
+	}
+	kind, name := reflect.TypeFor[T]().Name(), render.Name(te, c)
+	have := PT(new(T))
+	err := r.Get(ctx, client.ObjectKey{Namespace: te.Namespace, Name: name}, have)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get %s %s: %w", kind, name, err)
+	}
+	if !metav1.IsControlledBy(have, te) {
+		return nil
+	}
+	if err := r.Delete(ctx, have); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("delete %s %s: %w", kind, name, err)
 	}
 	return nil
 }

@@ -122,8 +122,9 @@ func startOperator(t *testing.T) *operator {
 }
 
 // startOperatorWith runs the reconciler against a new envtest apiserver;
-// queueURL stands in for the queue Service's in-cluster address.
-func startOperatorWith(t *testing.T, queueURL func(*ticketsv1alpha1.TicketEvent) string) *operator {
+// queueURL stands in for the queue Service's in-cluster address, and opts
+// change the reconciler before it starts.
+func startOperatorWith(t *testing.T, queueURL func(*ticketsv1alpha1.TicketEvent) string, opts ...func(*TicketEventReconciler, ctrl.Manager)) *operator {
 	t.Helper()
 	env, cfg := testenv.Kube(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -146,6 +147,9 @@ func startOperatorWith(t *testing.T, queueURL func(*ticketsv1alpha1.TicketEvent)
 		Recorder:      mgr.GetEventRecorder("ticketfair-operator"),
 		Stats:         &HTTPStats{BaseURL: queueURL},
 		StatsInterval: 200 * time.Millisecond,
+	}
+	for _, o := range opts {
+		o(r, mgr)
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)

@@ -12,14 +12,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ticketfair/ticketfair/workloads/keyspace"
 )
 
 // Prefix returns the key prefix of an event: "tf:{42}:".
-func Prefix(eventID int64) string { return "tf:{" + strconv.FormatInt(eventID, 10) + "}:" }
+func Prefix(eventID int64) string { return keyspace.Prefix(eventID) }
 
 // ActiveKey is a sorted set of active session ids scored by their expiry
 // (Unix milliseconds). A session is active while its score is in the future.
