@@ -28,7 +28,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/ticketfair/ticketfair/internal/testenv"
 )
@@ -83,18 +82,7 @@ func TestDeliveryManifests(t *testing.T) {
 	kustomize := tool(t, root, "KUSTOMIZE", "kustomize")
 	env, cfg := testenv.Kube(t)
 
-	user, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := adminKubeconfig(t, env)
 	c, err := client.New(cfg, client.Options{Scheme: newScheme(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +106,7 @@ func TestDeliveryManifests(t *testing.T) {
 		"defaults":       nil,
 		"no crds":        {"--set", "crds.enabled=false"},
 		"namespaced":     {"--set", "watchNamespaces={sales,presales}", "--set", "metrics.enabled=false", "--set", "leaderElection.enabled=false", "--set", "replicaCount=1"},
-		"workload image": {"--set", "workloadImage=ticketfair:1.2.3", "--set", "crds.keep=false"},
+		"workload image": {"--set", "workloadImage=ticketfair:1.2.3", "--set", "crds.keep=false", "--set", "redisCleanup=true"},
 	}
 	for name, set := range valueSets {
 		t.Run("helm template "+name, func(t *testing.T) {

@@ -50,6 +50,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
 	"github.com/ticketfair/ticketfair/controllers/render"
@@ -196,6 +197,21 @@ func TestOperatorOutputBootsASale(t *testing.T) {
 		}
 		return nil
 	})
+
+	// What `kubectl get te` shows a person: the default columns, live.
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl := tool(t, root, "KUBECTL", "kubectl")
+	table := strings.Split(strings.TrimSpace(run(t, root, nil, kubectl, "--kubeconfig", adminKubeconfig(t, op.env), "get", "te", "-n", ns)), "\n")
+	if len(table) != 2 || strings.Join(strings.Fields(table[0]), " ") != "NAME EVENT READY SALES OPEN WAITING ACTIVE SOLD AGE" {
+		t.Fatalf("kubectl get te:\n%s", strings.Join(table, "\n"))
+	}
+	if row := strings.Fields(table[1]); len(row) != 8 || row[0] != te.Name || row[1] != "2026070" || row[2] != "True" || row[3] != "True" || row[6] != "2" {
+		t.Fatalf("kubectl get te row %q", table[1])
+	}
+	t.Logf("kubectl get te -n %s\n%s", ns, strings.Join(table, "\n"))
 
 	// The leader stops (a pod deleted): it releases the Lease, the other
 	// replica takes it over, and admission goes on.
@@ -708,4 +724,23 @@ func pay(t *testing.T, booking, secret, orderID, amount string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("webhook: %s %s", resp.Status, b)
 	}
+}
+
+// adminKubeconfig writes a kubeconfig of a system:masters user of env, for
+// running kubectl against it.
+func adminKubeconfig(t *testing.T, env *envtest.Environment) string {
+	t.Helper()
+	user, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
+	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 )
 
 // redisCommandStats sums INFO commandstats: calls per command.
@@ -140,7 +141,7 @@ func (s *sale) auditFairness(ctx context.Context, rep *Report) error {
 	}
 	c := redis.NewClient(opt)
 	defer c.Close()
-	entries, err := c.LRange(ctx, fmt.Sprintf("tf:{%d}:admitlog", s.o.EventID), 0, -1).Result()
+	entries, err := c.LRange(ctx, zone.AdmitLogKey(s.o.EventID), 0, -1).Result()
 	if err != nil {
 		return err
 	}
