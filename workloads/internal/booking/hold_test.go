@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -375,15 +376,19 @@ func TestSweeper(t *testing.T) {
 	keep := e.hold("keep", "A-1-1")
 	gone := e.hold("gone", "A-2-1", "A-2-2", "A-2-3")
 	sold := e.hold("buyer", "B-1-1")
+	// "twice" let one hold run out but holds other seats: still shopping.
+	twiceOld := e.hold("twice", "A-5-1")
+	e.hold("twice", "A-5-2")
 	if r := e.webhook(testSecret, time.Now(), paymentBody(sold, "pay-sweep", "45.00", "succeeded")); r.status != http.StatusOK {
 		t.Fatalf("pay: %d %s", r.status, r.body)
 	}
 	expire(t, e.pool, gone)
+	expire(t, e.pool, twiceOld)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		status := e.scalar(`SELECT status FROM ticket_order WHERE id = $1`, gone)
 		rem, _ := e.rdb.Get(context.Background(), zone.RemainingKey(testEvent)).Int64()
-		if status == StatusExpired && rem == 249 && e.count(`SELECT count(*) FROM seat WHERE status = 'HELD'`) == 1 {
+		if status == StatusExpired && rem == 249 && e.count(`SELECT count(*) FROM seat WHERE status = 'HELD'`) == 2 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -394,8 +399,22 @@ func TestSweeper(t *testing.T) {
 	if st := e.scalar(`SELECT status FROM ticket_order WHERE id = $1`, keep); st != StatusPending {
 		t.Fatalf("live order became %v", st)
 	}
+	// The checkout that ran out ended its session; live shoppers keep theirs.
+	for sid, want := range map[string]bool{"sess-gone": false, "sess-keep": true, "sess-twice": true} {
+		active, err := zone.SessionActive(context.Background(), e.rdb, testEvent, sid)
+		if err != nil || active != want {
+			t.Errorf("session %s active=%v (%v), want %v", sid, active, err, want)
+		}
+	}
+	tok, _, err := e.keys.Sign(testEvent, "gone", "sess-gone", time.Now(), 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.do("POST", "/events/7/holds", map[string]any{"seats": []string{"A-2-1"}}, QueueTokenHeader, tok); r.status != http.StatusForbidden || !strings.Contains(string(r.body), "session_inactive") {
+		t.Errorf("hold after the checkout ran out: %d %s, want 403 session_inactive", r.status, r.body)
+	}
 	m := e.do("GET", "/metrics", nil)
-	if !containsAll(string(m.body), `ticketfair_booking_sweeper_rows_total{kind="seats"} 3`, `ticketfair_booking_holds_total{result="ok"} 3`,
+	if !containsAll(string(m.body), `ticketfair_booking_sweeper_rows_total{kind="seats"} 4`, `ticketfair_booking_sweeper_rows_total{kind="sessions"} 1`, `ticketfair_booking_holds_total{result="ok"} 5`,
 		`ticketfair_booking_confirms_total{result="paid"} 1`, "ticketfair_booking_db_pool_max_conns 20") {
 		t.Fatalf("metrics:\n%s", m.body)
 	}

@@ -41,7 +41,7 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 			Name: "ticketfair_booking_sweeper_runs_total", Help: "Sweeper runs by result (ok, error).",
 		}, []string{"result"}),
 		sweptRows: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ticketfair_booking_sweeper_rows_total", Help: "Rows the sweeper changed: expired seats freed, orders expired.",
+			Name: "ticketfair_booking_sweeper_rows_total", Help: "What the sweeper changed: expired seats freed, orders expired, queue sessions of expired orders released.",
 		}, []string{"kind"}),
 		remaining: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "ticketfair_booking_remaining_seats", Help: "Seats AVAILABLE or HELD at the last sweep.",

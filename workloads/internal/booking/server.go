@@ -534,9 +534,17 @@ func (s *service) sweepLoop(ctx context.Context) {
 }
 
 func (s *service) sweepOnce(ctx context.Context) {
-	seats, orders, err := s.store.Sweep(ctx, s.cfg.SweepBatch)
+	seats, orders, ended, err := s.store.Sweep(ctx, s.cfg.SweepBatch)
 	s.metrics.sweptRows.WithLabelValues("seats").Add(float64(seats))
 	s.metrics.sweptRows.WithLabelValues("orders").Add(float64(orders))
+	if len(ended) > 0 {
+		// Best effort: a session not released here expires with its token.
+		if rerr := zone.ReleaseSession(ctx, s.rdb, s.cfg.EventID, ended...); rerr != nil {
+			slog.WarnContext(ctx, "release sessions of expired holds", "sessions", len(ended), "err", rerr)
+		} else {
+			s.metrics.sweptRows.WithLabelValues("sessions").Add(float64(len(ended)))
+		}
+	}
 	if ctx.Err() != nil {
 		return // shutting down
 	}

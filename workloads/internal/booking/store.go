@@ -532,8 +532,12 @@ func insertOutbox(ctx context.Context, tx pgx.Tx, topic, key, typ string, payloa
 
 // Sweep frees expired holds and expires their pending orders, in batches
 // of batch rows claimed with FOR UPDATE SKIP LOCKED, so every replica may
-// sweep at once without waiting on the others or on live transactions.
-func (s *Store) Sweep(ctx context.Context, batch int) (seats, orders int64, err error) {
+// sweep at once without waiting on the others or on live transactions. It
+// returns the queue sessions whose checkout ran out: an order of theirs
+// expired unpaid and they have no other live hold. Like a checkout timer,
+// that ends their turn, so their slot in the seat-selection zone can go to
+// the next person instead of idling until the access token expires.
+func (s *Store) Sweep(ctx context.Context, batch int) (seats, orders int64, ended []string, err error) {
 	for {
 		tag, err := s.pool.Exec(ctx, `
 			UPDATE seat SET status = 'AVAILABLE', held_by = NULL, order_id = NULL, hold_expires_at = NULL, updated_at = now()
@@ -543,30 +547,57 @@ func (s *Store) Sweep(ctx context.Context, batch int) (seats, orders int64, err 
 				 LIMIT $2 FOR UPDATE SKIP LOCKED)
 			   AND status = 'HELD' AND hold_expires_at <= now()`, s.eventID, batch)
 		if err != nil {
-			return seats, orders, dbError(err)
+			return seats, orders, ended, dbError(err)
 		}
 		seats += tag.RowsAffected()
 		if tag.RowsAffected() < int64(batch) {
 			break
 		}
 	}
+	seen := map[string]bool{}
 	for {
-		tag, err := s.pool.Exec(ctx, `
-			UPDATE ticket_order SET status = 'EXPIRED', updated_at = now()
-			 WHERE id IN (
-				SELECT id FROM ticket_order
-				 WHERE event_id = $1 AND status = 'PENDING' AND hold_expires_at <= now()
-				 LIMIT $2 FOR UPDATE SKIP LOCKED)
-			   AND status = 'PENDING'`, s.eventID, batch)
+		// The outer query sees the snapshot before the UPDATE, in which the
+		// expiring orders are PENDING but already past hold_expires_at.
+		rows, err := s.pool.Query(ctx, `
+			WITH expired AS (
+				UPDATE ticket_order SET status = 'EXPIRED', updated_at = now()
+				 WHERE id IN (
+					SELECT id FROM ticket_order
+					 WHERE event_id = $1 AND status = 'PENDING' AND hold_expires_at <= now()
+					 LIMIT $2 FOR UPDATE SKIP LOCKED)
+				   AND status = 'PENDING'
+				RETURNING session_id)
+			SELECT e.session_id, e.session_id <> '' AND NOT EXISTS (
+				SELECT 1 FROM ticket_order o
+				 WHERE o.event_id = $1 AND o.session_id = e.session_id
+				   AND o.status = 'PENDING' AND o.hold_expires_at > now())
+			  FROM expired e`, s.eventID, batch)
 		if err != nil {
-			return seats, orders, dbError(err)
+			return seats, orders, ended, dbError(err)
 		}
-		orders += tag.RowsAffected()
-		if tag.RowsAffected() < int64(batch) {
+		var n int64
+		for rows.Next() {
+			var sid string
+			var end bool
+			if err := rows.Scan(&sid, &end); err != nil {
+				rows.Close()
+				return seats, orders, ended, dbError(err)
+			}
+			n++
+			if end && !seen[sid] {
+				seen[sid] = true
+				ended = append(ended, sid)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return seats, orders, ended, dbError(err)
+		}
+		orders += n
+		if n < int64(batch) {
 			break
 		}
 	}
-	return seats, orders, nil
+	return seats, orders, ended, nil
 }
 
 // Inventory counts the event's seats by status in one statement, so the

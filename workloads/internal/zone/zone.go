@@ -62,10 +62,18 @@ func SessionActive(ctx context.Context, rdb redis.UniversalClient, eventID int64
 	return int64(score) > time.Now().UnixMilli(), nil
 }
 
-// ReleaseSession frees the slot of session sid at once (after a purchase,
-// or when the customer leaves). Releasing twice is harmless.
-func ReleaseSession(ctx context.Context, rdb redis.UniversalClient, eventID int64, sid string) error {
-	if err := rdb.ZRem(ctx, ActiveKey(eventID), sid).Err(); err != nil {
+// ReleaseSession frees the slots of sessions at once (after a purchase,
+// when the customer leaves, when their hold expired unpaid). Releasing
+// twice is harmless.
+func ReleaseSession(ctx context.Context, rdb redis.UniversalClient, eventID int64, sids ...string) error {
+	if len(sids) == 0 {
+		return nil
+	}
+	members := make([]any, len(sids))
+	for i, sid := range sids {
+		members[i] = sid
+	}
+	if err := rdb.ZRem(ctx, ActiveKey(eventID), members...).Err(); err != nil {
 		return fmt.Errorf("%w: release session: %v", ErrUnavailable, err)
 	}
 	return nil
