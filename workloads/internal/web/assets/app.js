@@ -150,7 +150,7 @@
           state("sold_out", "All tickets have been sold.", "We are sorry: there are no seats left for this event.");
           break;
         case "expired":
-          state("expired", "Your turn came but the time to claim it ran out.", "You can join the queue again; you will be placed at the end.");
+          state("expired", "Your turn has ended: it was not claimed in time, a hold ran out unpaid, or its time was up.", "You can join the queue again; you will be placed at the end.");
           break;
         case "closed":
           state("closed", "This sale has closed.");
@@ -410,8 +410,9 @@
           clearInterval(holdTick);
           store.del(K.hold);
           show(held, false);
-          message("Your hold expired and the seats were released. Please pick again.");
-          startPicker();
+          // An unpaid hold that runs out ends the turn (booking releases the
+          // session), so the slot goes to the next person in the queue.
+          goBack("Your hold expired and the seats were released, which ends your turn.");
           return;
         }
         text($("held-countdown"), "Held for you for another " + mmss(left) + ".");
