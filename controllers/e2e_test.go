@@ -161,9 +161,14 @@ func TestOperatorOutputBootsASale(t *testing.T) {
 	queueID := cust.join(queuePods[0].addr)
 	access := cust.waitAdmitted(queuePods[1].addr, queueID)
 	seats := cust.availableSeats(booking, "Floor", 2)
-	orderID, amount := cust.hold(booking, access, seats)
+	h := cust.hold(booking, access, seats)
+	orderID, amount := h.OrderID, h.Amount
 	if amount != "258.00" {
 		t.Errorf("two Floor seats cost %s, want 258.00 (the sample's price 129.00)", amount)
+	}
+	// The sample's holds.ttl (5m) and payment.timeout (4m) reached booking.
+	if d := h.ExpiresAt.Sub(h.PayBy); d != time.Minute {
+		t.Errorf("hold expires %v, payBy %v: %v apart, want the sample's 5m hold and 4m payment timeout", h.ExpiresAt, h.PayBy, d)
 	}
 	// The payment provider calls back twice: one paid order, one set of tickets.
 	for range 2 {
@@ -650,19 +655,23 @@ func (c *customer) availableSeats(booking, section string, n int) []string {
 	return ids
 }
 
-func (c *customer) hold(booking, access string, seats []string) (orderID, amount string) {
+type heldSeats struct {
+	OrderID   string    `json:"orderId"`
+	Seats     []string  `json:"seats"`
+	Amount    string    `json:"amount"`
+	ExpiresAt time.Time `json:"expiresAt"`
+	PayBy     time.Time `json:"payBy"`
+}
+
+func (c *customer) hold(booking, access string, seats []string) heldSeats {
 	c.t.Helper()
-	var h struct {
-		OrderID string   `json:"orderId"`
-		Seats   []string `json:"seats"`
-		Amount  string   `json:"amount"`
-	}
+	var h heldSeats
 	c.call(http.MethodPost, fmt.Sprintf("http://%s/events/%d/holds", booking, c.eventID), map[string]any{"seats": seats},
 		map[string]string{"X-Queue-Token": access}, http.StatusCreated, &h)
 	if h.OrderID == "" || len(h.Seats) != len(seats) {
 		c.t.Fatalf("hold answered %+v", h)
 	}
-	return h.OrderID, h.Amount
+	return h
 }
 
 type ticket struct {

@@ -598,7 +598,7 @@ func TestTicketEventOperator(t *testing.T) {
 		vals, refs := envOf(t, c, "sale", bc)
 		var b config.Booking
 		loadEnv(t, vals, &b)
-		if b.HoldTTL != 5*time.Minute || b.MaxSeatsPerCustomer != 4 || bc.Args[0] != "booking" {
+		if b.HoldTTL != 5*time.Minute || b.PaymentTimeout != 4*time.Minute || b.MaxSeatsPerCustomer != 4 || bc.Args[0] != "booking" {
 			t.Fatalf("booking config %+v", b)
 		}
 		if refs[secretEnv(t, &b, &b.WebhookSecrets)].SecretKeyRef.Name != "ticketfair-payment" {

@@ -299,6 +299,9 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 	if s.Holds.TTL != nil {
 		b.HoldTTL = s.Holds.TTL.Duration
 	}
+	if s.Payment.Timeout != nil {
+		b.PaymentTimeout = s.Payment.Timeout.Duration
+	}
 	if s.Holds.MaxSeatsPerCustomer > 0 {
 		b.MaxSeatsPerCustomer = int(s.Holds.MaxSeatsPerCustomer)
 	}

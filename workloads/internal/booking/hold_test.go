@@ -347,6 +347,30 @@ func TestHoldAllOrNothing(t *testing.T) {
 	if !exp.Equal(dbExp) || h["amount"] != "89.50" || h["currency"] != "EUR" {
 		t.Fatalf("hold %v, seat expires %v", h, dbExp)
 	}
+	// The provider's checkout must end a minute before the hold: the
+	// default payment timeout is 4/5 of the 5-minute hold TTL.
+	payBy, _ := time.Parse(time.RFC3339Nano, h["payBy"].(string))
+	if want := dbExp.Add(-time.Minute); !payBy.Equal(want) {
+		t.Fatalf("payBy %v, want %v", payBy, want)
+	}
+	o := e.do("GET", "/orders/"+h["orderId"].(string), nil, QueueTokenHeader, e.token("second")).json(t)
+	if orderPayBy, _ := time.Parse(time.RFC3339Nano, o["payBy"].(string)); !orderPayBy.Equal(payBy) {
+		t.Fatalf("order payBy %v, hold payBy %v", o["payBy"], payBy)
+	}
+}
+
+// A payment timeout that is not shorter than the hold TTL is refused at
+// start: a payment could then complete after its hold expired.
+func TestPaymentTimeoutShorterThanHold(t *testing.T) {
+	for _, d := range []time.Duration{5 * time.Minute, 6 * time.Minute, -time.Second} {
+		cfg := testConfig(t)
+		cfg.EventID, cfg.HTTPAddr = testEvent, "127.0.0.1:0"
+		cfg.PaymentTimeout = d
+		err := Run(context.Background(), cfg, nil)
+		if err == nil || !strings.Contains(err.Error(), "shorter than the hold TTL") {
+			t.Errorf("payment timeout %s with hold TTL %s: %v", d, cfg.HoldTTL, err)
+		}
+	}
 }
 
 // Releasing one's own hold frees the seats; someone else's is not found.

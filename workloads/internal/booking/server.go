@@ -62,6 +62,12 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 	if cfg.MaxSeatsPerCustomer < 1 || cfg.HoldTTL <= 0 || cfg.SweepInterval <= 0 || cfg.SweepBatch < 1 {
 		return errors.New("booking: max seats per customer, hold TTL, sweep interval and sweep batch must be positive")
 	}
+	if cfg.PaymentTimeout == 0 {
+		cfg.PaymentTimeout = cfg.HoldTTL * 4 / 5
+	}
+	if cfg.PaymentTimeout < 0 || cfg.PaymentTimeout >= cfg.HoldTTL {
+		return fmt.Errorf("booking: payment timeout %s must be positive and shorter than the hold TTL %s", cfg.PaymentTimeout, cfg.HoldTTL)
+	}
 	if len(cfg.Currency) != 3 {
 		return fmt.Errorf("booking: currency %q is not an ISO 4217 code", cfg.Currency)
 	}
@@ -103,9 +109,11 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 	rdb := redis.NewClient(ropt)
 	defer rdb.Close()
 
+	store := NewStore(pool, cfg.EventID, cfg.HoldTTL, cfg.MaxSeatsPerCustomer, cfg.Currency)
+	store.paymentTimeout = cfg.PaymentTimeout
 	s := &service{
 		cfg: cfg, pool: pool, rdb: rdb, keys: keys,
-		store:   NewStore(pool, cfg.EventID, cfg.HoldTTL, cfg.MaxSeatsPerCustomer, cfg.Currency),
+		store:   store,
 		metrics: newMetrics(pool),
 		bgCtx:   context.WithoutCancel(ctx),
 	}

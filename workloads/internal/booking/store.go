@@ -36,16 +36,19 @@ const (
 // database (conditional UPDATEs, row locks, now()), so any number of
 // replicas may share one database.
 type Store struct {
-	pool     *pgxpool.Pool
-	eventID  int64
-	holdTTL  time.Duration
-	maxSeats int
-	currency string
+	pool    *pgxpool.Pool
+	eventID int64
+	holdTTL time.Duration
+	// paymentTimeout is how long after a hold its payment may complete
+	// (payBy); shorter than holdTTL.
+	paymentTimeout time.Duration
+	maxSeats       int
+	currency       string
 }
 
 // NewStore returns the store of one event.
 func NewStore(pool *pgxpool.Pool, eventID int64, holdTTL time.Duration, maxSeats int, currency string) *Store {
-	return &Store{pool: pool, eventID: eventID, holdTTL: holdTTL, maxSeats: maxSeats, currency: currency}
+	return &Store{pool: pool, eventID: eventID, holdTTL: holdTTL, paymentTimeout: holdTTL * 4 / 5, maxSeats: maxSeats, currency: currency}
 }
 
 // inTx runs fn in a transaction, running it again on deadlocks and
@@ -105,6 +108,9 @@ type Hold struct {
 	Amount    string    `json:"amount"`
 	Currency  string    `json:"currency"`
 	ExpiresAt time.Time `json:"expiresAt"`
+	// PayBy is when the payment provider's checkout must end: created +
+	// payment timeout, before ExpiresAt.
+	PayBy time.Time `json:"payBy"`
 }
 
 const holdSeatSQL = `
@@ -196,7 +202,8 @@ func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []st
 			orderID, s.eventID, sorted, sections, prices, total.String()); err != nil {
 			return err
 		}
-		res = &Hold{OrderID: orderID.String(), Seats: sorted, Amount: total.String(), Currency: s.currency, ExpiresAt: expires.UTC()}
+		res = &Hold{OrderID: orderID.String(), Seats: sorted, Amount: total.String(), Currency: s.currency,
+			ExpiresAt: expires.UTC(), PayBy: expires.Add(s.paymentTimeout - s.holdTTL).UTC()}
 		return nil
 	})
 	if err != nil {
@@ -238,6 +245,7 @@ type Order struct {
 	Amount       string     `json:"amount"`
 	Currency     string     `json:"currency"`
 	ExpiresAt    time.Time  `json:"expiresAt"`
+	PayBy        time.Time  `json:"payBy"` // created + payment timeout
 	CreatedAt    time.Time  `json:"createdAt"`
 	PaymentID    string     `json:"paymentId,omitempty"`
 	SettledAt    *time.Time `json:"settledAt,omitempty"`
@@ -254,7 +262,7 @@ type Order struct {
 const orderColumns = `id::text, event_id, customer_id, session_id, status, amount::text, currency, hold_expires_at,
 	created_at, coalesce(payment_id, ''), settled_at, coalesce(refund_reason, ''), idempotency_key, paid_amount::text, paid_currency`
 
-func scanOrder(row pgx.Row) (*Order, error) {
+func (s *Store) scanOrder(row pgx.Row) (*Order, error) {
 	var o Order
 	err := row.Scan(&o.OrderID, &o.EventID, &o.customerID, &o.sessionID, &o.Status, &o.Amount, &o.Currency, &o.ExpiresAt,
 		&o.CreatedAt, &o.PaymentID, &o.SettledAt, &o.RefundReason, &o.idemKey, &o.paidAmount, &o.paidCurr)
@@ -266,6 +274,7 @@ func scanOrder(row pgx.Row) (*Order, error) {
 	}
 	o.ExpiresAt = o.ExpiresAt.UTC()
 	o.CreatedAt = o.CreatedAt.UTC()
+	o.PayBy = o.CreatedAt.Add(s.paymentTimeout)
 	if o.SettledAt != nil {
 		t := o.SettledAt.UTC()
 		o.SettledAt = &t
@@ -310,7 +319,7 @@ func (s *Store) Order(ctx context.Context, orderID, customer string) (*Order, er
 	if _, err := uuid.Parse(orderID); err != nil {
 		return nil, errOrderNotFound
 	}
-	o, err := scanOrder(s.pool.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2`, orderID, s.eventID))
+	o, err := s.scanOrder(s.pool.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2`, orderID, s.eventID))
 	if err != nil {
 		return nil, dbError(err)
 	}
@@ -341,7 +350,7 @@ func (s *Store) Release(ctx context.Context, orderID, customer string) (*Order, 
 	var o *Order
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		o, err = scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2 FOR UPDATE`, orderID, s.eventID))
+		o, err = s.scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2 FOR UPDATE`, orderID, s.eventID))
 		if err != nil {
 			return err
 		}
@@ -409,7 +418,7 @@ func (s *Store) Confirm(ctx context.Context, p Payment) (*ConfirmResult, error) 
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		o, err := scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2 FOR UPDATE`, p.OrderID, s.eventID))
+		o, err := s.scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2 FOR UPDATE`, p.OrderID, s.eventID))
 		if err != nil {
 			return err
 		}

@@ -70,12 +70,20 @@ type payment struct {
 	Amount   string
 	Currency string
 	EventID  string
+	PayBy    string // RFC 3339, when this checkout ends (booking's payBy); optional
 	Error    string
 }
 
 func (e *edge) readPayment(r *http.Request, get func(string) string) (payment, error) {
 	p := payment{CSS: e.site.hashed["app.css"], OrderID: r.PathValue("orderId"),
-		Amount: get("amount"), Currency: get("currency"), EventID: get("event")}
+		Amount: get("amount"), Currency: get("currency"), EventID: get("event"), PayBy: get("payBy")}
+	var payBy time.Time
+	if p.PayBy != "" {
+		var err error
+		if payBy, err = time.Parse(time.RFC3339Nano, p.PayBy); err != nil {
+			return p, httpapi.Errorf(http.StatusBadRequest, "bad_pay_by", "payBy must be an RFC 3339 time")
+		}
+	}
 	switch {
 	case !orderIDRe.MatchString(p.OrderID):
 		return p, httpapi.Errorf(http.StatusBadRequest, "bad_order_id", "the order id is malformed")
@@ -85,6 +93,10 @@ func (e *edge) readPayment(r *http.Request, get func(string) string) (payment, e
 		return p, httpapi.Errorf(http.StatusBadRequest, "bad_currency", "currency must be an ISO 4217 code such as EUR")
 	case !validEventID(p.EventID):
 		return p, httpapi.Errorf(http.StatusBadRequest, "bad_event", "event must be a positive number")
+	case !payBy.IsZero() && time.Now().After(payBy):
+		// As a real provider's checkout session expires: the hold ends
+		// soon after, so a payment now could arrive too late.
+		return p, httpapi.Errorf(http.StatusGone, "checkout_expired", "this checkout ended at %s; pick seats again", payBy.UTC().Format(time.TimeOnly)+" UTC")
 	}
 	return p, nil
 }

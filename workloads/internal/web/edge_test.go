@@ -298,12 +298,15 @@ func TestDemoPay(t *testing.T) {
 	defer booking.Close()
 	h := NewEdge(EdgeConfig{QueueURL: "http://127.0.0.1:1", BookingURL: booking.URL, TicketsURL: "http://127.0.0.1:1", WebhookSecret: "whsec"})
 
-	page := do(t, h, "GET", "/demo/pay/ord-1?amount=179.00&currency=EUR&event=3", nil, nil)
-	if page.Code != 200 || !strings.Contains(page.Body.String(), "Pay 179.00 EUR") || !strings.Contains(page.Body.String(), `action="/demo/pay/ord-1"`) {
-		t.Fatalf("pay page: %d %s", page.Code, page.Body)
+	// The checkout is open until booking's payBy.
+	payBy := time.Now().Add(time.Minute).UTC().Format(time.RFC3339Nano)
+	page := do(t, h, "GET", "/demo/pay/ord-1?amount=179.00&currency=EUR&event=3&payBy="+url.QueryEscape(payBy), nil, nil)
+	if body := page.Body.String(); page.Code != 200 || !strings.Contains(body, "Pay 179.00 EUR") || !strings.Contains(body, `action="/demo/pay/ord-1"`) ||
+		!strings.Contains(body, `<time id="pay-by" datetime="`+payBy+`">`) || !strings.Contains(body, `name="payBy" value="`+payBy+`"`) {
+		t.Fatalf("pay page: %d %s", page.Code, body)
 	}
 
-	form := url.Values{"amount": {"179.00"}, "currency": {"EUR"}, "event": {"3"}}.Encode()
+	form := url.Values{"amount": {"179.00"}, "currency": {"EUR"}, "event": {"3"}, "payBy": {payBy}}.Encode()
 	ct := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Sec-Fetch-Site": "same-origin"}
 	w := do(t, h, "POST", "/demo/pay/ord-1", strings.NewReader(form), ct)
 	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/sale/3/orders/ord-1" {
@@ -353,6 +356,8 @@ func TestDemoPay(t *testing.T) {
 		"bad order id":   {"/demo/pay/ord%3Cx%3E", "amount=1.00&currency=EUR&event=3", ct, 400},
 		"cross-site":     {"/demo/pay/ord-1", form, map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Sec-Fetch-Site": "cross-site"}, 403},
 		"oversized body": {"/demo/pay/ord-1", "amount=" + strings.Repeat("1", 70<<10), ct, 400},
+		"bad payBy":      {"/demo/pay/ord-1", "amount=1.00&currency=EUR&event=3&payBy=soon", ct, 400},
+		"checkout ended": {"/demo/pay/ord-1", "amount=1.00&currency=EUR&event=3&payBy=" + url.QueryEscape(time.Now().Add(-time.Second).Format(time.RFC3339Nano)), ct, http.StatusGone},
 	} {
 		w := do(t, h, "POST", tc.path, strings.NewReader(tc.form), tc.hdr)
 		if w.Code != tc.want {

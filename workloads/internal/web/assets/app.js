@@ -402,7 +402,8 @@
       const pay = $("pay");
       pay.textContent = "Pay " + h.amount + " " + h.currency;
       pay.href = "/demo/pay/" + encodeURIComponent(h.orderId) + "?amount=" + encodeURIComponent(h.amount) +
-        "&currency=" + encodeURIComponent(h.currency) + "&event=" + eventId;
+        "&currency=" + encodeURIComponent(h.currency) + "&event=" + eventId +
+        (h.payBy ? "&payBy=" + encodeURIComponent(h.payBy) : "");
       const ends = Date.parse(h.expiresAt);
       const draw = () => {
         const left = ends - Date.now();
