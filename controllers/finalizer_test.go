@@ -232,13 +232,7 @@ func writerPod(ns, name string, labels map[string]string) *corev1.Pod {
 }
 
 func TestRedisCleanupFinalizer(t *testing.T) {
-	redisURL := testenv.RedisURL(t)
-	opt, err := redis.ParseURL(redisURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { _ = rdb.Close() })
+	redisURL, rdb := testenv.RedisDB(t)
 	op := startOperatorWith(t, noQueue, withRedisCleanup(true))
 	ctx := context.Background()
 	c := op.c
@@ -577,13 +571,7 @@ func TestRedisCleanupFinalizer(t *testing.T) {
 // With --redis-cleanup off, a finalizer left from an earlier run is removed
 // without cleaning (deletion never hangs) and no new one is added.
 func TestRedisCleanupOffRemovesFinalizer(t *testing.T) {
-	redisURL := testenv.RedisURL(t)
-	opt, err := redis.ParseURL(redisURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { _ = rdb.Close() })
+	redisURL, rdb := testenv.RedisDB(t)
 	op := startOperatorWith(t, noQueue, withRedisCleanup(false))
 	ctx := context.Background()
 	c := op.c

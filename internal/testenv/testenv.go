@@ -96,13 +96,22 @@ func RedisURL(t testing.TB) string {
 // Redis returns a client of a database no other test in this binary uses.
 func Redis(t testing.TB) *redis.Client {
 	t.Helper()
-	opt, err := redis.ParseURL(RedisURL(t))
+	_, c := RedisDB(t)
+	return c
+}
+
+// RedisDB returns the URL of a database no other test in this binary uses,
+// for the services under test, and a client of it, for the test.
+func RedisDB(t testing.TB) (string, *redis.Client) {
+	t.Helper()
+	url := RedisURL(t)
+	opt, err := redis.ParseURL(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return url, c
 }
 
 // PostgresURL returns the URL of a new, empty database.

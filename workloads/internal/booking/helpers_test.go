@@ -100,13 +100,7 @@ func startEnv(t testing.TB, url string, pool *pgxpool.Pool, adjust ...func(*conf
 	if err != nil {
 		t.Fatal(err)
 	}
-	redisURL := testenv.RedisURL(t)
-	ropt, err := redis.ParseURL(redisURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(ropt)
-	t.Cleanup(func() { _ = rdb.Close() })
+	redisURL, rdb := testenv.RedisDB(t)
 
 	cfg := testConfig(t)
 	cfg.HTTPAddr = "127.0.0.1:0"

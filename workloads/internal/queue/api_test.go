@@ -57,14 +57,11 @@ func TestJoinConcurrentSameCustomerOnePlace(t *testing.T) {
 // TestAdmissionEndToEnd joins, waits, gets admitted, claims an access token
 // that the booking side can verify offline, and leaves.
 func TestAdmissionEndToEnd(t *testing.T) {
-	redisURL := testenv.RedisURL(t)
+	redisURL, rdb := testenv.RedisDB(t)
 	cfg := testConfig(t, redisURL)
 	cfg.Admitter = true
 	cfg.MaxActive, cfg.RatePerSecond, cfg.TickInterval = 2, 100, 50*time.Millisecond
 	base := startService(t, cfg, nil)
-	opt, _ := redis.ParseURL(redisURL)
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
 
 	var qids []string
 	for i := range 3 {
@@ -192,11 +189,8 @@ func TestBadInput(t *testing.T) {
 // TestPollCostsNoRedis: polls of waiting customers are answered from the
 // snapshot and the queueId; only the snapshot refresh reaches Redis.
 func TestPollCostsNoRedis(t *testing.T) {
-	redisURL := testenv.RedisURL(t)
+	redisURL, rdb := testenv.RedisDB(t)
 	base := startService(t, testConfig(t, redisURL), nil)
-	opt, _ := redis.ParseURL(redisURL)
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
 	type cust struct{ tok, id string }
 	var cs []cust
 	for i := range 50 {

@@ -74,13 +74,7 @@ func TestSnapshotReadsInventory(t *testing.T) {
 // through zone.PublishInventory (-1 before), with remaining and soldOut
 // from the same write.
 func TestStatsReportInventory(t *testing.T) {
-	redisURL := testenv.RedisURL(t)
-	opt, err := redis.ParseURL(redisURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt) // the queue's database
-	t.Cleanup(func() { _ = rdb.Close() })
+	redisURL, rdb := testenv.RedisDB(t) // the queue's database
 	base := startService(t, testConfig(t, redisURL), nil)
 	stats := func() Stats {
 		t.Helper()

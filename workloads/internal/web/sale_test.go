@@ -60,15 +60,9 @@ func defaults[T any](t *testing.T) T {
 
 func startSale(t *testing.T) *sale {
 	t.Helper()
-	redisURL := testenv.RedisURL(t)
+	redisURL, rdb := testenv.RedisDB(t) // the same database as the services
 	dbURL := testenv.PostgresURL(t)
 	brokers := testenv.KafkaBrokers(t, events.TopicTicketIssued, events.TopicRefundRequested)
-	opt, err := redis.ParseURL(redisURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt) // the same database as the services
-	t.Cleanup(func() { _ = rdb.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
