@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -33,6 +32,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
+	"github.com/ticketfair/ticketfair/workloads/internal/retry"
 )
 
 // LockKey is the advisory lock the active relay holds ("tfoutbox"). Advisory
@@ -132,10 +132,10 @@ func (r *Relay) Run(ctx context.Context) error {
 			return nil
 		case errors.Is(err, errStandby):
 			attempt = 0
-			sleep(ctx, r.cfg.LockRetry)
+			_ = retry.Sleep(ctx, r.cfg.LockRetry)
 		default:
 			r.log.Warn("relay lost its database session", "err", err)
-			sleep(ctx, backoff(attempt, r.cfg.BackoffMin, r.cfg.BackoffMax))
+			_ = retry.Sleep(ctx, retry.Backoff(attempt, r.cfg.BackoffMin, r.cfg.BackoffMax))
 			attempt++
 		}
 	}
@@ -190,10 +190,10 @@ func (r *Relay) lead(ctx context.Context) error {
 			if conn.IsClosed() {
 				return err
 			}
-			d := backoff(failures, r.cfg.BackoffMin, r.cfg.BackoffMax)
+			d := retry.Backoff(failures, r.cfg.BackoffMin, r.cfg.BackoffMax)
 			failures++
 			r.log.Warn("publish failed; retrying", "err", err, "in", d, "failures", failures)
-			sleep(ctx, d)
+			_ = retry.Sleep(ctx, d)
 			continue
 		}
 		failures = 0
@@ -449,25 +449,4 @@ func summarize(err error) error {
 		}
 	}
 	return err
-}
-
-// backoff is exponential with full jitter: a random delay in
-// [min, min*2^attempt], capped at max, so replicas do not retry in step.
-func backoff(attempt int, lo, hi time.Duration) time.Duration {
-	hi = max(hi, lo)
-	d := lo
-	for i := 0; i < attempt && d < hi; i++ {
-		d *= 2
-	}
-	d = min(d, hi)
-	return lo + rand.N(d-lo+1)
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
+	"github.com/ticketfair/ticketfair/workloads/internal/retry"
 )
 
 // consumer reads ticket-issued in a consumer group and issues tickets.
@@ -114,14 +114,14 @@ func (c *consumer) handle(ctx context.Context, msg kafka.Message) error {
 				return ctx.Err()
 			}
 			c.m.storeErrors.Inc()
-			d := backoff(attempt, c.cfg.RetryBackoff, 10*time.Second)
+			lo := c.cfg.RetryBackoff
+			if lo <= 0 {
+				lo = 100 * time.Millisecond
+			}
+			d := retry.Backoff(attempt, lo, 10*time.Second)
 			c.log.Warn("store tickets failed; retrying", "orderId", m.OrderID, "err", err, "in", d)
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
+			if err := retry.Sleep(ctx, d); err != nil {
+				return err
 			}
 			continue
 		case n == 0:
@@ -145,18 +145,4 @@ func (c *consumer) reject(msg kafka.Message, err error) {
 	c.m.messages.WithLabelValues("rejected").Inc()
 	c.log.Error("rejecting ticket-issued message", "partition", msg.Partition, "offset", msg.Offset,
 		"key", string(msg.Key), "err", err)
-}
-
-// backoff is exponential with full jitter, capped at hi.
-func backoff(attempt int, lo, hi time.Duration) time.Duration {
-	if lo <= 0 {
-		lo = 100 * time.Millisecond
-	}
-	hi = max(hi, lo)
-	d := lo
-	for i := 0; i < attempt && d < hi; i++ {
-		d *= 2
-	}
-	d = min(d, hi)
-	return lo + rand.N(d-lo+1)
 }
