@@ -26,21 +26,11 @@ import (
 
 	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
 	"github.com/ticketfair/ticketfair/controllers/render"
+	"github.com/ticketfair/ticketfair/workloads/queuestats"
 )
 
 // Stats are the sale figures the queue serves at GET /events/{eventId}/stats.
-type Stats struct {
-	Waiting       int64     `json:"waiting"`
-	Active        int64     `json:"active"`
-	AdmittedTotal int64     `json:"admittedTotal"`
-	Remaining     int64     `json:"remaining"` // seats not sold (available or held); -1 unknown
-	Held          int64     `json:"held"`      // seats held; -1 unknown
-	Sold          int64     `json:"sold"`      // seats sold; -1 unknown
-	SalesOpen     bool      `json:"salesOpen"`
-	Paused        bool      `json:"paused"`
-	SoldOut       bool      `json:"soldOut"`
-	UpdatedAt     time.Time `json:"updatedAt"`
-}
+type Stats = queuestats.Stats
 
 // StatsFetcher gets the sale figures of a TicketEvent.
 type StatsFetcher interface {

@@ -27,6 +27,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/queuestats"
 )
 
 const (
@@ -458,19 +459,8 @@ func (s *service) leave(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// Stats is the JSON of GET /events/{eventId}/stats.
-type Stats struct {
-	Waiting       int64     `json:"waiting"`
-	Active        int64     `json:"active"`
-	AdmittedTotal int64     `json:"admittedTotal"`
-	Remaining     int64     `json:"remaining"` // seats not sold (available or held); -1 unknown
-	Held          int64     `json:"held"`      // seats held; -1 unknown
-	Sold          int64     `json:"sold"`      // seats sold; -1 unknown
-	SalesOpen     bool      `json:"salesOpen"`
-	Paused        bool      `json:"paused"`
-	SoldOut       bool      `json:"soldOut"`
-	UpdatedAt     time.Time `json:"updatedAt"`
-}
+// Stats is the JSON of GET /events/{eventId}/stats, shared with the operator.
+type Stats = queuestats.Stats
 
 func (s *service) stats(w http.ResponseWriter, r *http.Request) error {
 	if err := s.event(r); err != nil {
