@@ -324,25 +324,14 @@ func TestLiveSettingsReachAdmitter(t *testing.T) {
 	done := make(chan struct{})
 	go func() { _ = a.run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	waitFor(t, "3 active", func() bool { return liveCount(t, rdb) == 3 })
+	testenv.WaitFor(t, 5*time.Second, "3 active", func() bool { return liveCount(t, rdb) == 3 })
 	set.MaxActive = 8
 	live.Store(set)
-	waitFor(t, "8 active after raising MaxActive", func() bool { return liveCount(t, rdb) == 8 })
+	testenv.WaitFor(t, 5*time.Second, "8 active after raising MaxActive", func() bool { return liveCount(t, rdb) == 8 })
 	set.Paused, set.MaxActive = true, 20
 	live.Store(set)
 	time.Sleep(100 * time.Millisecond)
 	if n := liveCount(t, rdb); n != 8 {
 		t.Fatalf("paused admitter admitted: %d active", n)
-	}
-}
-
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

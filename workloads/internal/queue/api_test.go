@@ -83,7 +83,7 @@ func TestAdmissionEndToEnd(t *testing.T) {
 		return v
 	}
 	var v view
-	waitFor(t, "c0 admitted", func() bool { v = poll(0); return v.Status == "admitted" })
+	testenv.WaitFor(t, 5*time.Second, "c0 admitted", func() bool { v = poll(0); return v.Status == "admitted" })
 	if v.AccessToken == "" || v.AccessTokenExpiresAt == nil {
 		t.Fatalf("admitted without a token: %+v", v)
 	}
@@ -100,7 +100,7 @@ func TestAdmissionEndToEnd(t *testing.T) {
 	if ok, err := zone.SessionActive(context.Background(), rdb, testEvent, claims.SessionID); !ok || err != nil {
 		t.Fatalf("session not active: %v", err)
 	}
-	waitFor(t, "c1 admitted", func() bool { return poll(1).Status == "admitted" })
+	testenv.WaitFor(t, 5*time.Second, "c1 admitted", func() bool { return poll(1).Status == "admitted" })
 	// The zone is full (MaxActive 2): c2 waits at the front.
 	time.Sleep(200 * time.Millisecond)
 	if v := poll(2); v.Status != "waiting" || v.Ahead != 0 {
@@ -110,7 +110,7 @@ func TestAdmissionEndToEnd(t *testing.T) {
 	if err := zone.ReleaseSession(context.Background(), rdb, testEvent, claims.SessionID); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "c2 admitted", func() bool { return poll(2).Status == "admitted" })
+	testenv.WaitFor(t, 5*time.Second, "c2 admitted", func() bool { return poll(2).Status == "admitted" })
 	if v := poll(0); v.Status != "expired" {
 		t.Fatalf("released session polls as %q, want expired", v.Status)
 	}
@@ -121,14 +121,14 @@ func TestAdmissionEndToEnd(t *testing.T) {
 	if v := poll(1); v.Status != "closed" {
 		t.Fatalf("after leaving: %q", v.Status)
 	}
-	waitFor(t, "1 live session", func() bool { return liveCount(t, rdb) == 1 })
+	testenv.WaitFor(t, 5*time.Second, "1 live session", func() bool { return liveCount(t, rdb) == 1 })
 
 	var st Stats
 	r := do(t, "GET", base+"/events/42/stats", "", nil)
 	if err := json.Unmarshal(r.Body, &st); err != nil || r.Status != 200 {
 		t.Fatalf("stats: %d %s", r.Status, r.Body)
 	}
-	waitFor(t, "stats", func() bool {
+	testenv.WaitFor(t, 5*time.Second, "stats", func() bool {
 		_ = json.Unmarshal(do(t, "GET", base+"/events/42/stats", "", nil).Body, &st)
 		return st.AdmittedTotal == 3 && st.Active == 1 && st.Remaining == -1 && st.SalesOpen
 	})
@@ -293,7 +293,7 @@ func TestRedisDown(t *testing.T) {
 		t.Fatalf("readyz with Redis hung: %d", r.Status)
 	}
 	// Redis returns.
-	waitFor(t, "recovery", func() bool {
+	testenv.WaitFor(t, 5*time.Second, "recovery", func() bool {
 		return do(t, "GET", queueURL(base)+"/"+qid, tok, nil).Status == 200
 	})
 	if r := do(t, "POST", queueURL(base), idToken(t, "bob"), nil); r.Status != 201 && r.Status != 200 {

@@ -59,7 +59,7 @@ func testServiceInCluster(t *testing.T, kube *rest.Config) {
 	if err := c.Update(context.Background(), &te); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "admission after unpausing", func() bool {
+	testenv.WaitFor(t, 5*time.Second, "admission after unpausing", func() bool {
 		return do(t, "GET", queueURL(base)+"/"+qid, tok, nil).view(t).Status == "admitted"
 	})
 }
@@ -160,7 +160,7 @@ func testLeaderElection(t *testing.T, kube *rest.Config) {
 	t.Logf("leader %s killed: %s leads after %v", first.name, second.name, took)
 	// The dead leader stops admitting once it cannot renew; its late ticks
 	// are fenced off in any case.
-	waitFor(t, "the dead leader to stop", func() bool { return !first.leading.Load() })
+	testenv.WaitFor(t, 5*time.Second, "the dead leader to stop", func() bool { return !first.leading.Load() })
 
 	// SIGTERM: the leader stops ticking, releases the Lease, another takes over.
 	second.cancel()
@@ -176,7 +176,7 @@ func testLeaderElection(t *testing.T, kube *rest.Config) {
 		t.Fatalf("up to %d admitters ran at once, want 1", p)
 	}
 	// Admission went on under the leaders.
-	waitFor(t, "admissions", func() bool { return len(admitLog(t, rdb)) == 200 })
+	testenv.WaitFor(t, 5*time.Second, "admissions", func() bool { return len(admitLog(t, rdb)) == 200 })
 }
 
 func testLiveTicketEvent(t *testing.T, kube *rest.Config) {
@@ -223,7 +223,7 @@ func testLiveTicketEvent(t *testing.T, kube *rest.Config) {
 	done := make(chan struct{})
 	go func() { _ = a.run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	waitFor(t, "3 active", func() bool { return liveCount(t, rdb) == 3 })
+	testenv.WaitFor(t, 5*time.Second, "3 active", func() bool { return liveCount(t, rdb) == 3 })
 
 	update := func(mut func(*v1alpha1.Admission)) time.Time {
 		t.Helper()
@@ -238,13 +238,13 @@ func testLiveTicketEvent(t *testing.T, kube *rest.Config) {
 		return time.Now()
 	}
 	at := update(func(a *v1alpha1.Admission) { a.MaxActive = 7 })
-	waitFor(t, "7 active after the TicketEvent changed", func() bool { return liveCount(t, rdb) == 7 })
+	testenv.WaitFor(t, 5*time.Second, "7 active after the TicketEvent changed", func() bool { return liveCount(t, rdb) == 7 })
 	t.Logf("maxActive 3 -> 7 applied by the admitter after %v", time.Since(at))
 	if time.Since(at) > 5*time.Second {
 		t.Fatalf("live change took %v", time.Since(at))
 	}
 	update(func(a *v1alpha1.Admission) { a.Paused, a.MaxActive = true, 50 })
-	waitFor(t, "paused", func() bool { return live.Load().Paused })
+	testenv.WaitFor(t, 5*time.Second, "paused", func() bool { return live.Load().Paused })
 	time.Sleep(300 * time.Millisecond)
 	if n := liveCount(t, rdb); n != 7 {
 		t.Fatalf("paused by the TicketEvent, yet %d active", n)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -105,14 +106,14 @@ func TestStatsReportInventory(t *testing.T) {
 	if err := zone.PublishInventory(ctx, rdb, testEvent, zone.Inventory{Available: 41000, Held: 1500, Sold: 7500}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "held 1500, sold 7500", func() bool { s = stats(); return s.Held == 1500 && s.Sold == 7500 })
+	testenv.WaitFor(t, 5*time.Second, "held 1500, sold 7500", func() bool { s = stats(); return s.Held == 1500 && s.Sold == 7500 })
 	if s.Remaining != 42500 || s.SoldOut {
 		t.Fatalf("after publishing: %+v", s)
 	}
 	if err := zone.PublishInventory(ctx, rdb, testEvent, zone.Inventory{Sold: 50000}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "sold out", func() bool { s = stats(); return s.Sold == 50000 })
+	testenv.WaitFor(t, 5*time.Second, "sold out", func() bool { s = stats(); return s.Sold == 50000 })
 	if s.Held != 0 || s.Remaining != 0 || !s.SoldOut {
 		t.Fatalf("after selling out: %+v", s)
 	}

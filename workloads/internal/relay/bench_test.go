@@ -116,6 +116,6 @@ func BenchmarkRelayThroughput(b *testing.B) {
 	start := time.Now()
 	_, stop := startRun(b, cfg)
 	defer stop()
-	waitFor(b, 5*time.Minute, "backlog drained", func() bool { return count(b, pool, "published_at IS NULL") == 0 })
+	testenv.WaitFor(b, 5*time.Minute, "backlog drained", func() bool { return count(b, pool, "published_at IS NULL") == 0 })
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "rows/s")
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ticketfair/ticketfair/internal/localsvc"
+	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
 )
 
@@ -35,7 +36,7 @@ func TestBrokerDown(t *testing.T) {
 
 	const keys, before = 250, 250
 	insertConcurrently(t, pool, keys, 1, 4, 0) // one row per key
-	waitFor(t, 30*time.Second, "rows before the outage marked", func() bool { return count(t, pool, "published_at IS NOT NULL") == before })
+	testenv.WaitFor(t, 30*time.Second, "rows before the outage marked", func() bool { return count(t, pool, "published_at IS NOT NULL") == before })
 
 	k.Stop()
 	down := time.Now()
@@ -61,7 +62,7 @@ func TestBrokerDown(t *testing.T) {
 		t.Fatalf("restart broker on port %d: %v", port, err)
 	}
 	t.Cleanup(func() { k.Stop() })
-	waitFor(t, 60*time.Second, "all rows marked after the outage", func() bool { return count(t, pool, "published_at IS NULL") == 0 })
+	testenv.WaitFor(t, 60*time.Second, "all rows marked after the outage", func() bool { return count(t, pool, "published_at IS NULL") == 0 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -99,12 +99,6 @@ func count(t testing.TB, pool *pgxpool.Pool, where string) int {
 	return n
 }
 
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	testenv.WaitFor(t, timeout, what, cond)
-}
-
 // record is one message as the independent client (franz-go) saw it.
 type record struct {
 	key       string
@@ -185,6 +179,21 @@ func checkKeyOrder(t testing.TB, recs []record) {
 		}
 		last[r.key] = r.outboxID
 	}
+}
+
+// checkAllDelivered reads the ticket-issued topic until n records arrived
+// and checks that they carry n distinct outbox ids, each key in order.
+func checkAllDelivered(t testing.TB, brokers []string, n int) {
+	t.Helper()
+	recs := readTopic(t, brokers, events.TopicTicketIssued, n, 30*time.Second)
+	seen := map[int64]bool{}
+	for _, r := range recs {
+		seen[r.outboxID] = true
+	}
+	if len(seen) != n {
+		t.Fatalf("%d distinct outbox ids delivered, want %d", len(seen), n)
+	}
+	checkKeyOrder(t, recs)
 }
 
 // startRun runs Run in the background; the returned func stops it and

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
@@ -63,7 +64,7 @@ func issueTickets(t *testing.T, url string, brokers []string, orders, messages i
 		t.Fatalf("tickets.Run: %v", err)
 	}
 	results := map[string]int{}
-	waitFor(t, 60*time.Second, "every message consumed", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "every message consumed", func() bool {
 		results = map[string]int{}
 		total := 0
 		for _, m := range messagesMetric.FindAllStringSubmatch(get(t, base+"/metrics", 200), -1) {

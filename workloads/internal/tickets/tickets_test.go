@@ -135,12 +135,6 @@ func countTickets(t testing.TB, pool *pgxpool.Pool) int {
 	return n
 }
 
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	testenv.WaitFor(t, timeout, what, cond)
-}
-
 // Duplicates, replays under another outbox id and many concurrent
 // deliveries of one order create each seat's ticket once.
 func TestIssueOncePerSeat(t *testing.T) {
@@ -357,7 +351,7 @@ func TestServiceIssuesAndServesTickets(t *testing.T) {
 	}
 
 	s := startRun(t, testConfig(t, url, brokers))
-	waitFor(t, 60*time.Second, "all messages consumed", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "all messages consumed", func() bool {
 		r := results(t, s.base)
 		return r["issued"]+r["duplicate"]+r["rejected"] >= orders+3
 	})
@@ -476,7 +470,7 @@ func TestConsumerCrashBeforeCommit(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- s2.Consume(cctx) }()
-	waitFor(t, 60*time.Second, "every message consumed", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "every message consumed", func() bool {
 		return counter(s2.m.messages.WithLabelValues("issued"))+counter(s2.m.messages.WithLabelValues("duplicate")) >= orders-50+1
 	})
 	cancel()
