@@ -49,6 +49,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -115,7 +116,7 @@ func TestOperatorOutputBootsASale(t *testing.T) {
 	te.Namespace = ns
 	te.Spec.Kafka.Brokers = brokers
 	te.Spec.SalesOpenAt = metav1.NewTime(time.Now().Add(-time.Minute).Truncate(time.Second))
-	te.Spec.Queue.Replicas = ptrTo(int32(2))
+	te.Spec.Queue.Replicas = ptr.To(int32(2))
 	if err := op.c.Create(ctx, te); err != nil {
 		t.Fatal(err)
 	}
@@ -266,8 +267,6 @@ func TestOperatorOutputBootsASale(t *testing.T) {
 	setPaused(false)
 	carol.waitAdmitted(other.addr, carolID)
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 func keysOf[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
@@ -433,7 +432,7 @@ func (k *kubelet) serviceAccountKubeconfig(sa string) string {
 		k.t.Fatal(err)
 	}
 	tr, err := cs.CoreV1().ServiceAccounts(k.ns).CreateToken(context.Background(), sa,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo(int64(3600))}}, metav1.CreateOptions{})
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
 	if err != nil {
 		k.t.Fatalf("token of ServiceAccount %s: %v", sa, err)
 	}

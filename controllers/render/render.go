@@ -47,6 +47,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
@@ -533,8 +534,8 @@ func migrationJob(te *ticketsv1alpha1.TicketEvent, opts Options, env renderedEnv
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: meta(te, Migrate, MigrationJobName(te, opts)),
 		Spec: batchv1.JobSpec{
-			BackoffLimit:          ptr(int32(6)),
-			ActiveDeadlineSeconds: ptr(int64(900)),
+			BackoffLimit:          ptr.To(int32(6)),
+			ActiveDeadlineSeconds: ptr.To(int64(900)),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: Labels(te, Migrate)},
 				Spec:       pod,
@@ -551,9 +552,9 @@ func deployment(te *ticketsv1alpha1.TicketEvent, opts Options, c Component, env 
 	autoscaled := (c == Queue || c == Booking) && scalable(te, c).Autoscaling != nil
 	if !autoscaled {
 		// Left unset under an HPA, so server-side apply leaves the count to it.
-		replicas = ptr(defaultReplicas[c])
+		replicas = ptr.To(defaultReplicas[c])
 		if w.Replicas != nil {
-			replicas = ptr(*w.Replicas)
+			replicas = ptr.To(*w.Replicas)
 		}
 	}
 	return &appsv1.Deployment{
@@ -565,8 +566,8 @@ func deployment(te *ticketsv1alpha1.TicketEvent, opts Options, c Component, env 
 			Strategy: appsv1.DeploymentStrategy{
 				Type: appsv1.RollingUpdateDeploymentStrategyType,
 				RollingUpdate: &appsv1.RollingUpdateDeployment{
-					MaxUnavailable: ptr(intstr.FromInt32(0)),
-					MaxSurge:       ptr(intstr.FromString("25%")),
+					MaxUnavailable: ptr.To(intstr.FromInt32(0)),
+					MaxSurge:       ptr.To(intstr.FromString("25%")),
 				},
 			},
 			Template: corev1.PodTemplateSpec{
@@ -597,9 +598,9 @@ func podSpec(te *ticketsv1alpha1.TicketEvent, opts Options, c Component, env ren
 		Env:       env.env,
 		Resources: resources,
 		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr(false),
-			ReadOnlyRootFilesystem:   ptr(true),
-			RunAsNonRoot:             ptr(true),
+			AllowPrivilegeEscalation: ptr.To(false),
+			ReadOnlyRootFilesystem:   ptr.To(true),
+			RunAsNonRoot:             ptr.To(true),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		},
 	}
@@ -620,13 +621,13 @@ func podSpec(te *ticketsv1alpha1.TicketEvent, opts Options, c Component, env ren
 	}
 	spec := corev1.PodSpec{
 		Containers:                    []corev1.Container{ctr},
-		AutomountServiceAccountToken:  ptr(false),
-		EnableServiceLinks:            ptr(false), // keep the env exactly what the config renders
-		TerminationGracePeriodSeconds: ptr(int64(30)),
+		AutomountServiceAccountToken:  ptr.To(false),
+		EnableServiceLinks:            ptr.To(false), // keep the env exactly what the config renders
+		TerminationGracePeriodSeconds: ptr.To(int64(30)),
 		SecurityContext: &corev1.PodSecurityContext{
-			RunAsNonRoot:   ptr(true),
-			RunAsUser:      ptr(int64(nonRootUID)),
-			RunAsGroup:     ptr(int64(nonRootUID)),
+			RunAsNonRoot:   ptr.To(true),
+			RunAsUser:      ptr.To(int64(nonRootUID)),
+			RunAsGroup:     ptr.To(int64(nonRootUID)),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
 		NodeSelector: w.NodeSelector,
@@ -635,7 +636,7 @@ func podSpec(te *ticketsv1alpha1.TicketEvent, opts Options, c Component, env ren
 	}
 	if c == Queue {
 		spec.ServiceAccountName = ServiceAccountName(te)
-		spec.AutomountServiceAccountToken = ptr(true)
+		spec.AutomountServiceAccountToken = ptr.To(true)
 	}
 	if c != Migrate {
 		sel := &metav1.LabelSelector{MatchLabels: SelectorLabels(te, c)}
@@ -666,7 +667,7 @@ func pdb(te *ticketsv1alpha1.TicketEvent, c Component) *policyv1.PodDisruptionBu
 		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
 		ObjectMeta: meta(te, c, Name(te, c)),
 		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: ptr(intstr.FromInt32(1)),
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 			Selector:       &metav1.LabelSelector{MatchLabels: SelectorLabels(te, c)},
 		},
 	}
@@ -686,13 +687,13 @@ func hpa(te *ticketsv1alpha1.TicketEvent, c Component, as *ticketsv1alpha1.Autos
 		ObjectMeta: meta(te, c, Name(te, c)),
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: Name(te, c)},
-			MinReplicas:    ptr(minReplicas),
+			MinReplicas:    ptr.To(minReplicas),
 			MaxReplicas:    as.MaxReplicas,
 			Metrics: []autoscalingv2.MetricSpec{{
 				Type: autoscalingv2.ResourceMetricSourceType,
 				Resource: &autoscalingv2.ResourceMetricSource{
 					Name:   corev1.ResourceCPU,
-					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr(target)},
+					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(target)},
 				},
 			}},
 		},
@@ -715,7 +716,7 @@ func networkPolicy(te *ticketsv1alpha1.TicketEvent, c Component, from []networki
 			PodSelector: metav1.LabelSelector{MatchLabels: SelectorLabels(te, c)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{
-				Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr(corev1.ProtocolTCP), Port: ptr(intstr.FromString(HTTPPortName))}},
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromString(HTTPPortName))}},
 				From:  peers,
 			}},
 		},
@@ -754,5 +755,3 @@ func sortedKeys[V any](m map[Component]V) []Component {
 	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
 	return ks
 }
-
-func ptr[T any](v T) *T { return &v }
