@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -113,7 +114,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	}
 	hc := httpClient(o.Concurrency)
 	plain := closedLoop(ctx, o.Concurrency, o.Duration, func(ctx context.Context, w, i int) error {
-		return post(ctx, hc, plainURL+"/events/1/queue", nil, "{}", http.StatusCreated)
+		return call(ctx, hc, http.MethodPost, plainURL+"/events/1/queue", nil, "{}", nil, http.StatusCreated)
 	})
 	stopPlain()
 
@@ -142,7 +143,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		var resp struct {
 			QueueID string `json:"queueId"`
 		}
-		if err := postJSON(ctx, hc, s.queueURL+"/events/1/queue", map[string]string{"Authorization": "Bearer " + tok}, &resp); err != nil {
+		if err := call(ctx, hc, http.MethodPost, s.queueURL+"/events/1/queue", map[string]string{"Authorization": "Bearer " + tok}, "{}", &resp, http.StatusCreated, http.StatusOK); err != nil {
 			return err
 		}
 		mu.Lock()
@@ -156,7 +157,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	logf("ticketfair: polls ...")
 	polls := closedLoop(ctx, o.Concurrency, o.Duration, func(ctx context.Context, w, i int) error {
 		q := queueIDs[(w*7919+i)%len(queueIDs)]
-		return get(ctx, hc, s.queueURL+"/events/1/queue/"+q.id, map[string]string{"Authorization": "Bearer " + q.tok})
+		return call(ctx, hc, http.MethodGet, s.queueURL+"/events/1/queue/"+q.id, map[string]string{"Authorization": "Bearer " + q.tok}, "", nil, http.StatusOK)
 	})
 	logf("ticketfair: holds ...")
 	holds, err := s.measureHolds(ctx, hc, o)
@@ -344,29 +345,14 @@ func (s *services) measureHolds(ctx context.Context, hc *http.Client, o Options)
 			return fmt.Errorf("out of customers")
 		}
 		body, _ := json.Marshal(map[string]any{"seats": []string{seats[k%len(seats)]}})
-		return post(ctx, hc, s.bookingURL+"/events/1/holds", map[string]string{"X-Queue-Token": tokens[k], "Content-Type": "application/json"}, string(body), http.StatusCreated)
+		return call(ctx, hc, http.MethodPost, s.bookingURL+"/events/1/holds", map[string]string{"X-Queue-Token": tokens[k], "Content-Type": "application/json"}, string(body), nil, http.StatusCreated)
 	}), nil
 }
 
-func post(ctx context.Context, hc *http.Client, url string, hdr map[string]string, body string, want int) error {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != want {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return nil
-}
-
-func postJSON(ctx context.Context, hc *http.Client, url string, hdr map[string]string, dst any) error {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader("{}"))
+// call sends one request of the closed loop; it fails unless the answer's
+// status is one of want, and decodes a JSON answer into dst when given.
+func call(ctx context.Context, hc *http.Client, method, url string, hdr map[string]string, body string, dst any, want ...int) error {
+	req, _ := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
@@ -375,26 +361,13 @@ func postJSON(ctx context.Context, hc *http.Client, url string, hdr map[string]s
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+	if !slices.Contains(want, resp.StatusCode) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return fmt.Errorf("status %d", resp.StatusCode)
 	}
-	return json.NewDecoder(resp.Body).Decode(dst)
-}
-
-func get(ctx context.Context, hc *http.Client, url string, hdr map[string]string) error {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
+	if dst != nil {
+		return json.NewDecoder(resp.Body).Decode(dst)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
 	return nil
 }
