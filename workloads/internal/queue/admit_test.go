@@ -298,13 +298,13 @@ func TestPauseAndSoldOut(t *testing.T) {
 		t.Fatalf("paused tick: %+v", r)
 	}
 	set.Paused = false
-	if err := zone.PublishRemaining(ctx, rdb, testEvent, 0); err != nil {
+	if err := zone.PublishInventory(ctx, rdb, testEvent, zone.Inventory{Sold: 10}); err != nil {
 		t.Fatal(err)
 	}
 	if r, _ := st.tick(ctx, epoch, set, 5); r.Admitted != 0 || r.Reason != "sold_out" {
 		t.Fatalf("sold-out tick: %+v", r)
 	}
-	_ = zone.PublishRemaining(ctx, rdb, testEvent, 3)
+	_ = zone.PublishInventory(ctx, rdb, testEvent, zone.Inventory{Available: 3, Sold: 7})
 	if r, _ := st.tick(ctx, epoch, set, 5); r.Admitted != 5 {
 		t.Fatalf("tick with inventory back: %+v", r)
 	}

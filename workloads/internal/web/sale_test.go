@@ -114,7 +114,7 @@ func startSale(t *testing.T) *sale {
 	}
 
 	// Sold out: the booking side has published that nothing is left.
-	if err := zone.PublishRemaining(ctx, rdb, soldOutEvent, 0); err != nil {
+	if err := zone.PublishInventory(ctx, rdb, soldOutEvent, zone.Inventory{Sold: 400}); err != nil {
 		t.Fatal(err)
 	}
 	queues := map[int64]string{}

@@ -79,16 +79,6 @@ func ReleaseSession(ctx context.Context, rdb redis.UniversalClient, eventID int6
 	return nil
 }
 
-// PublishRemaining records the seats still AVAILABLE or HELD and leaves
-// InventoryKey alone. The booking service uses PublishInventory; this is for
-// tests and tools that only flip the sold-out signal.
-func PublishRemaining(ctx context.Context, rdb redis.UniversalClient, eventID int64, remaining int64) error {
-	if err := rdb.Set(ctx, RemainingKey(eventID), remaining, 0).Err(); err != nil {
-		return fmt.Errorf("%w: publish remaining: %v", ErrUnavailable, err)
-	}
-	return nil
-}
-
 // PublishInventory records inv: RemainingKey = inv.Remaining() and the
 // "held" and "sold" fields of InventoryKey, in one MULTI/EXEC so a reader
 // never sees one without the other.
