@@ -66,7 +66,7 @@ test: deps envtest tools generate manifests lint ## Unit and integration tests a
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) TICKETFAIR_TEST_REQUIRE_SERVICES=1 go test $(GO_TEST_FLAGS) $(TEST_PKGS)
 
 .PHONY: envtest
-envtest: ## Build the envtest assets (etcd, kube-apiserver) into bin/envtest, once per version.
+envtest: ## Link the envtest assets (etcd, kube-apiserver) into bin/envtest; built once per version with the cluster binaries (hack/build-kube.sh).
 	@if [ -x $(ENVTEST_ASSETS)/etcd ] && [ -x $(ENVTEST_ASSETS)/kube-apiserver ]; then :; else \
 		hack/build-envtest.sh $(ENVTEST_ASSETS) $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION); fi
 
