@@ -138,11 +138,6 @@ func (f HandlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// NotFoundHandler answers unknown paths with the JSON error body.
-func NotFoundHandler() http.Handler {
-	return HandlerFunc(func(w http.ResponseWriter, r *http.Request) error { return ErrNotFound })
-}
-
 // Serve runs handler on addr until ctx is cancelled, then shuts down
 // gracefully, giving in-flight requests up to grace to finish. ready, when
 // not nil, receives the bound address once listening.

@@ -82,3 +82,63 @@ func TestDecodeJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestCleanText(t *testing.T) {
+	for s, want := range map[string]bool{
+		"customer-42": true, "Zoë ünïcode": true, "": true,
+		"a\x00b": false, "\xff": false, "\xc0\x80": false, "line\nbreak": false, "del\x7f": false, "c1\u0085": false,
+	} {
+		if got := CleanText(s); got != want {
+			t.Errorf("CleanText(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// The shared router: bad bytes in the path or query are 400 before any
+// handler runs, a known path with another method is 405 with Allow, an
+// unknown path 404, all with the JSON error body.
+func TestMux(t *testing.T) {
+	m := NewMux()
+	reached := false
+	ok := HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		reached = true
+		WriteJSON(w, http.StatusOK, map[string]string{"id": r.PathValue("id")})
+		return nil
+	})
+	m.Handle("GET /things/{id}", ok)
+	m.Handle("DELETE /things/{id}", ok)
+	m.Handle("POST /things", ok)
+	for _, c := range []struct {
+		method, target string
+		status         int
+		code, allow    string
+		reached        bool
+	}{
+		{"GET", "/things/x", 200, "", "", true},
+		{"HEAD", "/things/x", 200, "", "", true},
+		{"PATCH", "/things/x", 405, "method_not_allowed", "GET, HEAD, DELETE", false},
+		{"GET", "/things", 405, "method_not_allowed", "POST", false},
+		{"GET", "/nothing", 404, "not_found", "", false},
+		{"GET", "/things/%00", 400, "bad_path", "", false},
+		{"GET", "/things/%FF", 400, "bad_path", "", false},
+		{"GET", "/things/%C0%80", 400, "bad_path", "", false},
+		{"GET", "/things/x?q=%00", 400, "bad_path", "", false},
+		{"GET", "/things/x?%FF=1", 400, "bad_path", "", false},
+		{"GET", "/things/x?q=%zz", 200, "", "", true},
+	} {
+		reached = false
+		rec := httptest.NewRecorder()
+		m.ServeHTTP(rec, httptest.NewRequest(c.method, c.target, nil))
+		if rec.Code != c.status || rec.Header().Get("Allow") != c.allow || reached != c.reached {
+			t.Errorf("%s %s: %d Allow=%q reached=%v, want %d %q %v", c.method, c.target, rec.Code, rec.Header().Get("Allow"), reached, c.status, c.allow, c.reached)
+		}
+		if c.code != "" {
+			if got := decodeError(t, rec); got["code"] != c.code || got["message"] == "" {
+				t.Errorf("%s %s: error %v, want code %s", c.method, c.target, got, c.code)
+			}
+		}
+	}
+	if p := m.Patterns(); len(p) != 3 || p[0] != "GET /things/{id}" {
+		t.Errorf("Patterns() = %q", p)
+	}
+}

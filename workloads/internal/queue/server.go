@@ -187,15 +187,12 @@ func (s *service) runAdmitter(ctx context.Context, kube *rest.Config) error {
 		func(ctx context.Context) { _ = a.run(ctx) })
 }
 
-func (s *service) routes() http.Handler {
-	mux := http.NewServeMux()
+func (s *service) routes() *httpapi.Mux {
+	mux := httpapi.NewMux()
 	mux.Handle("POST /events/{eventId}/queue", s.handle("join", s.join))
 	mux.Handle("GET /events/{eventId}/queue/{queueId}", s.handle("poll", s.poll))
 	mux.Handle("DELETE /events/{eventId}/queue/{queueId}", s.handle("leave", s.leave))
 	mux.Handle("GET /events/{eventId}/stats", s.handle("stats", s.stats))
-	mux.Handle("/events/{eventId}/queue", methodNotAllowed("POST"))
-	mux.Handle("/events/{eventId}/queue/{queueId}", methodNotAllowed("GET, DELETE"))
-	mux.Handle("/events/{eventId}/stats", methodNotAllowed("GET"))
 	mux.Handle("GET /.well-known/jwks.json", httpapi.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Cache-Control", "public, max-age=300")
 		w.Header().Set("Content-Type", "application/json")
@@ -205,21 +202,14 @@ func (s *service) routes() http.Handler {
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		// Not ready without a fresh snapshot: polls would answer 503.
 		if snap := s.snap.Load(); !snap.Valid || time.Since(snap.Fetched) > staleAfter {
-			http.Error(w, "queue snapshot is stale (redis)", http.StatusServiceUnavailable)
+			httpapi.WriteError(w, r, &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "stale_snapshot",
+				Message: "the queue snapshot is stale (redis)", RetryAfter: time.Second})
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
-	mux.Handle("/", httpapi.NotFoundHandler())
 	return mux
-}
-
-func methodNotAllowed(allow string) http.Handler {
-	return httpapi.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		w.Header().Set("Allow", allow)
-		return httpapi.Errorf(http.StatusMethodNotAllowed, "method_not_allowed", "use %s", allow)
-	})
 }
 
 var errBadCustomer = httpapi.Errorf(http.StatusBadRequest, "bad_customer", "customer ids must not contain '|'")

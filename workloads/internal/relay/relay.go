@@ -415,8 +415,8 @@ func Run(ctx context.Context, cfg config.Relay, ready func(net.Addr)) error {
 }
 
 // Handler serves the probes and metrics.
-func (r *Relay) Handler(reg *prometheus.Registry) http.Handler {
-	mux := http.NewServeMux()
+func (r *Relay) Handler(reg *prometheus.Registry) *httpapi.Mux {
+	mux := httpapi.NewMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -432,7 +432,6 @@ func (r *Relay) Handler(reg *prometheus.Registry) http.Handler {
 		return nil
 	}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
-	mux.Handle("/", httpapi.NotFoundHandler())
 	return mux
 }
 

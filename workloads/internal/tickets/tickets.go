@@ -116,8 +116,8 @@ func Run(ctx context.Context, cfg config.Tickets, ready func(net.Addr)) error {
 }
 
 // Handler serves the API, probes and metrics.
-func (s *Service) Handler() http.Handler {
-	mux := http.NewServeMux()
+func (s *Service) Handler() *httpapi.Mux {
+	mux := httpapi.NewMux()
 	mux.Handle("GET /orders/{orderId}/tickets", httpapi.HandlerFunc(s.orderTickets))
 	mux.Handle("GET "+KeysPath, httpapi.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) error {
 		httpapi.WriteJSON(w, http.StatusOK, s.keys.JWKS())
@@ -137,7 +137,6 @@ func (s *Service) Handler() http.Handler {
 		return nil
 	}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
-	mux.Handle("/", httpapi.NotFoundHandler())
 	return mux
 }
 

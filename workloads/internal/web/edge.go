@@ -74,7 +74,7 @@ func NewEdge(cfg EdgeConfig) http.Handler {
 	}, []string{"route", "code"})
 	cfg.Registry.MustRegister(requests)
 
-	mux := http.NewServeMux()
+	mux := httpapi.NewMux()
 	handle := func(pattern string, h http.Handler) {
 		mux.Handle(pattern, promhttp.InstrumentHandlerCounter(requests.MustCurryWith(prometheus.Labels{"route": pattern}), h))
 	}
@@ -123,7 +123,6 @@ func NewEdge(cfg EdgeConfig) http.Handler {
 		return nil
 	}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
-	mux.Handle("/", httpapi.NotFoundHandler())
 	return mux
 }
 
