@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 )
 
 const (
@@ -228,8 +230,8 @@ func (v *Verifier) Verify(token string, eventID int64) (*Claims, error) {
 	if c.EventID != eventID {
 		return nil, fmt.Errorf("%w: token is for event %d, not %d", ErrInvalid, c.EventID, eventID)
 	}
-	if c.Subject == "" || c.SessionID == "" {
-		return nil, fmt.Errorf("%w: token has no subject or session", ErrInvalid)
+	if c.Subject == "" || c.SessionID == "" || !httpapi.CleanText(c.Subject) || !httpapi.CleanText(c.SessionID) {
+		return nil, fmt.Errorf("%w: token has no usable subject or session", ErrInvalid)
 	}
 	return &c, nil
 }

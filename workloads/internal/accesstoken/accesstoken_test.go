@@ -63,7 +63,10 @@ func TestVerifyRejects(t *testing.T) {
 	v := NewVerifier(ks.PublicKeys)
 	expired, _, _ := ks.Sign(1, "bob", "s", time.Now().Add(-time.Hour), time.Minute)
 	forged, _, _ := other.Sign(1, "bob", "s", time.Now(), time.Minute)
-	for name, tok := range map[string]string{"expired": expired, "forged": forged, "garbage": "abc.def.ghi", "empty": ""} {
+	nulSubject, _, _ := ks.Sign(1, "b\x00ob", "s", time.Now(), time.Minute)
+	badSession, _, _ := ks.Sign(1, "bob", "s\u0085", time.Now(), time.Minute)
+	for name, tok := range map[string]string{"expired": expired, "forged": forged, "garbage": "abc.def.ghi", "empty": "",
+		"NUL in subject": nulSubject, "control character in session": badSession} {
 		if _, err := v.Verify(tok, 1); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: got %v, want ErrInvalid", name, err)
 		}

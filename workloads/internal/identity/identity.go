@@ -17,6 +17,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 )
 
 // ErrUnauthenticated is returned for a missing or invalid identity token.
@@ -82,7 +83,9 @@ func (v *Verifier) Verify(tok string) (string, error) {
 	if _, err := v.parser.ParseWithClaims(tok, &c, v.keyfunc); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
-	if c.Subject == "" || len(c.Subject) > 256 {
+	// The subject becomes a key in Redis and PostgreSQL and a field in
+	// logs: NUL, invalid UTF-8 or control characters make it unusable.
+	if c.Subject == "" || len(c.Subject) > 256 || !httpapi.CleanText(c.Subject) {
 		return "", fmt.Errorf("%w: token has no usable subject", ErrUnauthenticated)
 	}
 	return c.Subject, nil

@@ -27,10 +27,14 @@ func TestHS256(t *testing.T) {
 	wrongIss, _ := SignHS256("s3cret", "evil", "ticketfair", "alice", time.Minute)
 	expired, _ := SignHS256("s3cret", "idp", "ticketfair", "alice", -time.Hour)
 	noSub, _ := SignHS256("s3cret", "idp", "ticketfair", "", time.Minute)
+	nulSub, _ := SignHS256("s3cret", "idp", "ticketfair", "ali\x00ce", time.Minute)
+	// (Invalid UTF-8 cannot survive: JSON decoding turns it into U+FFFD.)
+	controlSub, _ := SignHS256("s3cret", "idp", "ticketfair", "ali\nce", time.Minute)
 	for name, h := range map[string]string{
 		"missing": "", "not bearer": "Basic abc", "malformed": "Bearer x.y.z",
 		"wrong secret": "Bearer " + wrongSecret, "wrong audience": "Bearer " + wrongAud,
 		"wrong issuer": "Bearer " + wrongIss, "expired": "Bearer " + expired, "no subject": "Bearer " + noSub,
+		"NUL in subject": "Bearer " + nulSub, "control character in subject": "Bearer " + controlSub,
 	} {
 		r := httptest.NewRequest("POST", "/", nil)
 		if h != "" {
