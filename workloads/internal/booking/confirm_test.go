@@ -120,10 +120,10 @@ func TestConfirmEndpoint(t *testing.T) {
 		path, key, body string
 		status          int
 	}{
-		"same key, other amount": {path, "k1", `{"paymentId":"p1","amount":"46.00","currency":"EUR"}`, 422},
-		"same key, other order":  {"/orders/" + other + "/confirm", "k1", body, 422},
-		"other key, paid order":  {path, "k2", `{"paymentId":"p2","amount":"45.00","currency":"EUR"}`, 409},
-		"unknown order":          {"/orders/00000000-0000-0000-0000-000000000000/confirm", "k3", body, 404},
+		"same key, other amount":  {path, "k1", `{"paymentId":"p1","amount":"46.00","currency":"EUR"}`, 422},
+		"same key, other order":   {"/orders/" + other + "/confirm", "k1", body, 422},
+		"other key, same payment": {path, "k2", `{"paymentId":"p1","amount":"45.00","currency":"EUR"}`, 409},
+		"unknown order":           {"/orders/00000000-0000-0000-0000-000000000000/confirm", "k3", body, 404},
 	} {
 		r := e.do("POST", tc.path, tc.body, "Authorization", auth, "Idempotency-Key", tc.key)
 		if r.status != tc.status {

@@ -143,8 +143,8 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 	return err
 }
 
-func (s *service) routes() http.Handler {
-	mux := http.NewServeMux()
+func (s *service) routes() *httpapi.Mux {
+	mux := httpapi.NewMux()
 	handle := func(pattern string, h httpapi.HandlerFunc) {
 		mux.Handle(pattern, s.metrics.instrument(pattern, h))
 	}
@@ -160,7 +160,6 @@ func (s *service) routes() http.Handler {
 	}))
 	mux.Handle("GET /readyz", httpapi.HandlerFunc(s.readyz))
 	mux.Handle("GET /metrics", s.metrics.handler())
-	mux.Handle("/", httpapi.NotFoundHandler())
 	return mux
 }
 
@@ -334,16 +333,22 @@ type confirmRequest struct {
 
 const maxKeyLen = 200
 
+// checkPayment validates what a payment brings in from outside before any
+// of it reaches the database.
 func checkPayment(paymentID string, amt *amount, currency string) error {
 	switch {
-	case paymentID == "" || len(paymentID) > maxKeyLen:
-		return badRequest("bad_payment_id", "paymentId is required (at most %d characters)", maxKeyLen)
+	case paymentID == "" || len(paymentID) > maxKeyLen || !httpapi.CleanText(paymentID):
+		return badRequest("bad_payment_id", "paymentId is required: at most %d characters, no control characters", maxKeyLen)
 	case amt == nil:
 		return badRequest("bad_amount", "amount is required")
-	case len(currency) != 3 || strings.ToUpper(currency) != currency:
+	case !isCurrencyCode(currency):
 		return badRequest("bad_currency", "currency must be an ISO 4217 code such as EUR")
 	}
 	return nil
+}
+
+func isCurrencyCode(s string) bool {
+	return len(s) == 3 && strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == ""
 }
 
 func (s *service) confirm(w http.ResponseWriter, r *http.Request) (err error) {
@@ -360,8 +365,8 @@ func (s *service) confirm(w http.ResponseWriter, r *http.Request) (err error) {
 	if key == "" {
 		return errMissingIdemKey
 	}
-	if len(key) > maxKeyLen {
-		return badRequest("bad_idempotency_key", "Idempotency-Key is longer than %d characters", maxKeyLen)
+	if len(key) > maxKeyLen || !httpapi.CleanText(key) {
+		return badRequest("bad_idempotency_key", "Idempotency-Key must be at most %d characters, without control characters", maxKeyLen)
 	}
 	var req confirmRequest
 	if err := httpapi.DecodeJSON(w, r, &req); err != nil {
@@ -399,6 +404,9 @@ func (s *service) settle(ctx context.Context, p Payment) (*Order, error) {
 	switch {
 	case !res.Fresh:
 		s.metrics.confirms.WithLabelValues("replay").Inc()
+	case o.RefundedPayment != nil:
+		s.metrics.confirms.WithLabelValues("refund").Inc()
+		s.metrics.refunds.WithLabelValues(o.RefundedPayment.Reason).Inc()
 	case o.Status == StatusPaid:
 		s.metrics.confirms.WithLabelValues("paid").Inc()
 		s.releaseSession(o.sessionID)

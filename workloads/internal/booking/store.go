@@ -30,7 +30,17 @@ const (
 const (
 	ReasonSeatTaken      = "seat_taken"
 	ReasonAmountMismatch = "amount_mismatch"
+	// ReasonSeatLimit: selling the order's seats would leave the customer
+	// above the per-customer limit (a late payment after newer holds).
+	ReasonSeatLimit = "seat_limit"
+	// ReasonOrderSettled: a second payment for an order another payment
+	// already settled.
+	ReasonOrderSettled = "order_settled"
 )
+
+// customerLockSQL serializes one customer's holds and confirmations, so
+// no two of them can add up past the seat limit.
+const customerLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`
 
 // Store is the booking logic on PostgreSQL. Every decision is made by the
 // database (conditional UPDATEs, row locks, now()), so any number of
@@ -141,7 +151,7 @@ func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []st
 		orderID := uuid.New()
 		res, unavailable = nil, nil
 		b := &pgx.Batch{}
-		b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`, customer, s.eventID)
+		b.Queue(customerLockSQL, customer, s.eventID)
 		b.Queue(`SELECT count(*) FROM seat WHERE event_id = $1 AND held_by = $2
 		          AND (status = 'SOLD' OR (status = 'HELD' AND hold_expires_at > now()))`, s.eventID, customer)
 		b.Queue(`INSERT INTO ticket_order (id, customer_id, event_id, session_id, amount, currency, hold_expires_at)
@@ -254,6 +264,9 @@ type Order struct {
 	PaymentID    string     `json:"paymentId,omitempty"`
 	SettledAt    *time.Time `json:"settledAt,omitempty"`
 	RefundReason string     `json:"refundReason,omitempty"`
+	// RefundedPayment is set in the answer to a payment that arrived after
+	// the order was settled: that payment is refunded, the order unchanged.
+	RefundedPayment *RefundedPayment `json:"refundedPayment,omitempty"`
 
 	customerID string
 	sessionID  string
@@ -399,14 +412,33 @@ UPDATE seat SET status = 'SOLD', held_by = $3, order_id = $4, hold_expires_at = 
  WHERE event_id = $1 AND seat_id = $2
    AND ((status = 'HELD' AND order_id = $4) OR status = 'AVAILABLE')`
 
+// RefundedPayment is a payment that bought nothing and is paid back.
+type RefundedPayment struct {
+	PaymentID   string    `json:"paymentId"`
+	Amount      string    `json:"amount"`
+	Currency    string    `json:"currency"`
+	Reason      string    `json:"reason"`
+	RequestedAt time.Time `json:"requestedAt"`
+}
+
 // Confirm settles an order with a payment, exactly once per idempotency
-// key, in one transaction: the order row is locked, then either its seats
-// become SOLD, the order PAID and a ticket-issued row is written to the
-// outbox, or (seat lost after expiry, amount mismatch) its seats are freed,
-// the order becomes REFUND_REQUIRED and a refund-requested row is written.
-// Both outcomes commit. A seat still held by the order, even past its
-// expiry, or AVAILABLE again after the sweeper freed it, is sold: the
-// customer paid and nobody else took it.
+// key, in one transaction. The order row is locked, then the customer's
+// lock that holds take, so the seat limit is decided against every
+// concurrent hold and confirmation of the customer. Then either the
+// order's seats become SOLD, the order PAID and a ticket-issued row is
+// written to the outbox, or its remaining seats are freed, the order
+// becomes REFUND_REQUIRED and a refund-requested row is written. Both
+// outcomes commit.
+//
+// The order's status does not matter, only its seats and the limit: a
+// payment that completes after the hold expired or was cancelled (a
+// checkout finishing late, a card retried after a failed attempt) buys the
+// seats if each is still held by the order or AVAILABLE again and the
+// customer stays within the limit, counting their other SOLD and live
+// HELD seats. Otherwise it is refunded (seat_taken, seat_limit,
+// amount_mismatch). A payment for an order already settled by another
+// payment buys nothing: it is recorded in extra_payment and refunded
+// (order_settled), once per payment id.
 func (s *Store) Confirm(ctx context.Context, p Payment) (*ConfirmResult, error) {
 	if _, err := uuid.Parse(p.OrderID); err != nil {
 		return nil, errOrderNotFound
@@ -422,26 +454,44 @@ func (s *Store) Confirm(ctx context.Context, p Payment) (*ConfirmResult, error) 
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
+		if res, err = s.replayExtraPayment(ctx, tx, p); res != nil || err != nil {
+			return err
+		}
 		o, err := s.scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2 FOR UPDATE`, p.OrderID, s.eventID))
 		if err != nil {
 			return err
 		}
+		if err := loadSeats(ctx, tx, o); err != nil {
+			return err
+		}
 		if o.idemKey != nil {
-			if *o.idemKey != p.IdempotencyKey {
+			switch {
+			case *o.idemKey == p.IdempotencyKey:
+				if o.paidAmount == nil || *o.paidAmount != p.Amount.String() || o.paidCurr == nil || *o.paidCurr != p.Currency || o.PaymentID != p.PaymentID {
+					return errIdemKeyReused
+				}
+				res = &ConfirmResult{Order: o}
+				return nil
+			case o.PaymentID == p.PaymentID:
+				// The payment that settled the order, under another key.
 				return errOrderSettled
 			}
-			if o.paidAmount == nil || *o.paidAmount != p.Amount.String() || o.paidCurr == nil || *o.paidCurr != p.Currency || o.PaymentID != p.PaymentID {
-				return errIdemKeyReused
+			if err := s.refundExtraPayment(ctx, tx, o, p); err != nil {
+				return err
 			}
-			res = &ConfirmResult{Order: o}
-			return loadSeats(ctx, tx, o)
+			res = &ConfirmResult{Order: o, Fresh: true}
+			return nil
 		}
-		if err := loadSeats(ctx, tx, o); err != nil {
+		if _, err := tx.Exec(ctx, customerLockSQL, o.customerID, s.eventID); err != nil {
 			return err
 		}
 		reason := ""
 		if p.Amount.String() != o.Amount || p.Currency != o.Currency {
 			reason = ReasonAmountMismatch
+		} else if over, err := s.overLimit(ctx, tx, o); err != nil {
+			return err
+		} else if over {
+			reason = ReasonSeatLimit
 		} else if sold, err := s.sellSeats(ctx, tx, o); err != nil {
 			return err
 		} else if !sold {
@@ -462,6 +512,72 @@ func (s *Store) Confirm(ctx context.Context, p Payment) (*ConfirmResult, error) 
 		return nil, err
 	}
 	return res, nil
+}
+
+// overLimit reports whether selling o's seats would leave its customer
+// above the limit: their SOLD and live HELD seats of other orders plus
+// o's. The caller holds the customer's lock.
+func (s *Store) overLimit(ctx context.Context, tx pgx.Tx, o *Order) (bool, error) {
+	var others int64
+	if err := tx.QueryRow(ctx, `
+		SELECT count(*) FROM seat WHERE event_id = $1 AND held_by = $2 AND order_id <> $3
+		   AND (status = 'SOLD' OR (status = 'HELD' AND hold_expires_at > now()))`,
+		s.eventID, o.customerID, o.OrderID).Scan(&others); err != nil {
+		return false, err
+	}
+	return others+int64(len(o.Seats)) > int64(s.maxSeats), nil
+}
+
+// replayExtraPayment answers a payment already refunded as an extra
+// payment the way it was answered first; one reusing its payment id or key
+// for anything else is refused. nil, nil: not an extra payment.
+func (s *Store) replayExtraPayment(ctx context.Context, tx pgx.Tx, p Payment) (*ConfirmResult, error) {
+	var (
+		rp           RefundedPayment
+		key, orderID string
+	)
+	err := tx.QueryRow(ctx, `
+		SELECT payment_id, idempotency_key, order_id::text, amount::text, currency, reason, created_at
+		  FROM extra_payment WHERE payment_id = $1 OR idempotency_key = $2 LIMIT 1`, p.PaymentID, p.IdempotencyKey).
+		Scan(&rp.PaymentID, &key, &orderID, &rp.Amount, &rp.Currency, &rp.Reason, &rp.RequestedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rp.PaymentID != p.PaymentID || key != p.IdempotencyKey || orderID != p.OrderID ||
+		rp.Amount != p.Amount.String() || rp.Currency != p.Currency {
+		return nil, errIdemKeyReused
+	}
+	o, err := s.scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2`, p.OrderID, s.eventID))
+	if err != nil {
+		return nil, err
+	}
+	if err := loadSeats(ctx, tx, o); err != nil {
+		return nil, err
+	}
+	rp.RequestedAt = rp.RequestedAt.UTC()
+	o.RefundedPayment = &rp
+	return &ConfirmResult{Order: o}, nil
+}
+
+// refundExtraPayment records p, a payment for the already settled order o,
+// and requests its refund. A racing duplicate hits the primary key (23505)
+// and is run again by inTx, then finds the row and replays.
+func (s *Store) refundExtraPayment(ctx context.Context, tx pgx.Tx, o *Order, p Payment) error {
+	rp := RefundedPayment{PaymentID: p.PaymentID, Amount: p.Amount.String(), Currency: p.Currency, Reason: ReasonOrderSettled}
+	if err := tx.QueryRow(ctx, `
+		INSERT INTO extra_payment (payment_id, idempotency_key, order_id, amount, currency, reason)
+		VALUES ($1, $2, $3, $4::numeric, $5, $6) RETURNING created_at`,
+		p.PaymentID, p.IdempotencyKey, o.OrderID, rp.Amount, rp.Currency, rp.Reason).Scan(&rp.RequestedAt); err != nil {
+		return err
+	}
+	rp.RequestedAt = rp.RequestedAt.UTC()
+	o.RefundedPayment = &rp
+	ev := events.RefundRequested{OrderID: o.OrderID, EventID: o.EventID, CustomerID: o.customerID, PaymentID: p.PaymentID,
+		Amount: rp.Amount, Currency: rp.Currency, Reason: rp.Reason, At: rp.RequestedAt}
+	return insertOutbox(ctx, tx, events.TopicRefundRequested, o.OrderID, events.TypeRefundRequested, ev)
 }
 
 // sellSeats turns every seat of o into SOLD, in sorted order, or none (the

@@ -39,8 +39,10 @@ type TicketIssued struct {
 	PaidAt     time.Time `json:"paidAt"`
 }
 
-// RefundRequested says a payment arrived for an order that cannot be
-// fulfilled (hold expired and seat taken, or amount mismatch).
+// RefundRequested says a payment bought no seats and must be paid back:
+// its order cannot be fulfilled (seat taken, amount mismatch, seat limit)
+// or was already settled by another payment. There is exactly one per
+// payment: refund by PaymentID (an order may have several).
 type RefundRequested struct {
 	OrderID    string    `json:"orderId"`
 	EventID    int64     `json:"eventId"`
