@@ -57,17 +57,46 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 	}
 	m.reg.MustRegister(m.holds, m.confirms, m.refunds, m.sweeps, m.sweptRows, m.remaining, m.reqDuration, m.holdDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	poolGauge := func(name, help string, f func(*pgxpool.Stat) float64) {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ticketfair_booking_db_pool_" + name, Help: help},
-			func() float64 { return f(pool.Stat()) }))
-	}
-	poolGauge("acquired_conns", "Connections in use.", func(s *pgxpool.Stat) float64 { return float64(s.AcquiredConns()) })
-	poolGauge("idle_conns", "Idle connections.", func(s *pgxpool.Stat) float64 { return float64(s.IdleConns()) })
-	poolGauge("total_conns", "Open connections.", func(s *pgxpool.Stat) float64 { return float64(s.TotalConns()) })
-	poolGauge("max_conns", "Pool size.", func(s *pgxpool.Stat) float64 { return float64(s.MaxConns()) })
-	poolGauge("empty_acquire_total", "Acquires that had to wait for a connection.", func(s *pgxpool.Stat) float64 { return float64(s.EmptyAcquireCount()) })
-	poolGauge("acquire_wait_seconds_total", "Time spent waiting for connections.", func(s *pgxpool.Stat) float64 { return s.AcquireDuration().Seconds() })
+	m.reg.MustRegister(newPoolCollector(pool))
 	return m
+}
+
+// poolCollector reads pgxpool.Stat at scrape time: connection counts are
+// gauges, the pool's running totals (acquires that waited, time waited)
+// counters.
+type poolCollector struct {
+	pool                                      *pgxpool.Pool
+	acquired, idle, total, max, empty, waited *prometheus.Desc
+}
+
+func newPoolCollector(pool *pgxpool.Pool) *poolCollector {
+	d := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc("ticketfair_booking_db_pool_"+name, help, nil, nil)
+	}
+	return &poolCollector{pool: pool,
+		acquired: d("acquired_conns", "Connections in use."),
+		idle:     d("idle_conns", "Idle connections."),
+		total:    d("total_conns", "Open connections."),
+		max:      d("max_conns", "Pool size."),
+		empty:    d("empty_acquire_total", "Acquires that had to wait for a connection."),
+		waited:   d("acquire_wait_seconds_total", "Time spent waiting for connections."),
+	}
+}
+
+func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.acquired, c.idle, c.total, c.max, c.empty, c.waited} {
+		ch <- d
+	}
+}
+
+func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.pool.Stat()
+	ch <- prometheus.MustNewConstMetric(c.acquired, prometheus.GaugeValue, float64(st.AcquiredConns()))
+	ch <- prometheus.MustNewConstMetric(c.idle, prometheus.GaugeValue, float64(st.IdleConns()))
+	ch <- prometheus.MustNewConstMetric(c.total, prometheus.GaugeValue, float64(st.TotalConns()))
+	ch <- prometheus.MustNewConstMetric(c.max, prometheus.GaugeValue, float64(st.MaxConns()))
+	ch <- prometheus.MustNewConstMetric(c.empty, prometheus.CounterValue, float64(st.EmptyAcquireCount()))
+	ch <- prometheus.MustNewConstMetric(c.waited, prometheus.CounterValue, st.AcquireDuration().Seconds())
 }
 
 func (m *metrics) handler() http.Handler {
