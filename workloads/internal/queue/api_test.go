@@ -148,6 +148,8 @@ func TestBadInput(t *testing.T) {
 	wrongAud, _ := identity.SignHS256(testSecret, testIss, "other", "alice", time.Hour)
 	wrongKey, _ := identity.SignHS256("not-the-secret", testIss, testAud, "alice", time.Hour)
 	pipe, _ := identity.SignHS256(testSecret, testIss, testAud, "a|b", time.Hour)
+	nul, _ := identity.SignHS256(testSecret, testIss, testAud, "ali\x00ce", time.Hour)
+	control, _ := identity.SignHS256(testSecret, testIss, testAud, "ali\x1bce", time.Hour)
 	cases := []struct {
 		name, method, url, token string
 		body                     []byte
@@ -160,6 +162,8 @@ func TestBadInput(t *testing.T) {
 		{"wrong audience", "POST", queueURL(base), wrongAud, nil, 401, "unauthorized"},
 		{"wrong key", "GET", queueURL(base) + "/" + aliceID, wrongKey, nil, 401, "unauthorized"},
 		{"pipe in customer id", "POST", queueURL(base), pipe, nil, 400, "bad_customer"},
+		{"NUL in customer id", "POST", queueURL(base), nul, nil, 401, "unauthorized"},
+		{"control character in customer id", "POST", queueURL(base), control, nil, 401, "unauthorized"},
 		{"unknown event", "POST", base + "/events/7/queue", alice, nil, 404, "unknown_event"},
 		{"non-numeric event", "GET", base + "/events/x/queue/" + aliceID, alice, nil, 404, "unknown_event"},
 		{"another's queueId", "GET", queueURL(base) + "/" + aliceID, idToken(t, "mallory"), nil, 404, "not_found"},

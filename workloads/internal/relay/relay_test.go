@@ -16,6 +16,7 @@ import (
 
 	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi/httpapitest"
 )
 
 // 1,000 confirmed orders become 1,000 ticket-issued messages with the right
@@ -99,6 +100,11 @@ func TestRelayPublishesEveryRow(t *testing.T) {
 	get(t, base+"/healthz", http.StatusOK)
 	get(t, base+"/readyz", http.StatusOK)
 	get(t, base+"/nope", http.StatusNotFound)
+	// The rules every service shares, on the live relay.
+	httpapitest.LintMetrics(t, base+"/metrics")
+	patterns := (&Relay{}).Handler(prometheus.NewRegistry()).Patterns()
+	httpapitest.CheckWrongMethods(t, base, patterns, nil)
+	httpapitest.CheckBadBytes(t, base, patterns, nil)
 	if err := stop(); err != nil {
 		t.Fatalf("relay.Run: %v", err)
 	}

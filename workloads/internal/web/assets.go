@@ -20,6 +20,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 )
 
 //go:embed assets
@@ -114,7 +116,7 @@ func securityHeaders(h http.Header) {
 func (s *site) serveAsset(w http.ResponseWriter, r *http.Request) {
 	a, ok := s.assets[r.PathValue("name")]
 	if !ok {
-		http.NotFound(w, r)
+		httpapi.WriteError(w, r, httpapi.ErrNotFound)
 		return
 	}
 	w.Header().Set("Content-Type", a.contentType)

@@ -20,6 +20,8 @@ import (
 
 	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi/httpapitest"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 )
 
@@ -97,8 +99,9 @@ func TestEdgeRouting(t *testing.T) {
 		{"POST", "/orders/o1/confirm", "", 404},
 		{"GET", "/metricsx", "", 404},
 		{"GET", "/events/7/unknown", "", 404},
-		{"POST", "/events/7/seats", "", 404},
-		{"DELETE", "/orders/o1", "", 404},
+		// A known path with another method: 405 with Allow.
+		{"POST", "/events/7/seats", "", 405},
+		{"DELETE", "/orders/o1", "", 405},
 		// Pages.
 		{"GET", "/sale/7/", "", 200},
 		{"GET", "/sale/7/seats", "", 200},
@@ -131,6 +134,9 @@ func TestEdgeRouting(t *testing.T) {
 		if tc.upstream == "" && tc.status == 404 && !strings.Contains(string(body), `"code":"not_found"`) {
 			t.Errorf("%s %s: 404 body %q is not the JSON error", tc.method, tc.path, body)
 		}
+		if tc.status == 405 && (resp.Header.Get("Allow") != "GET, HEAD" || !strings.Contains(string(body), `"code":"method_not_allowed"`)) {
+			t.Errorf("%s %s: 405 with Allow %q, body %q", tc.method, tc.path, resp.Header.Get("Allow"), body)
+		}
 		if tc.path == "/" && resp.Header.Get("Location") != "/sale/7/" {
 			t.Errorf("/ redirects to %q", resp.Header.Get("Location"))
 		}
@@ -150,6 +156,14 @@ func TestEdgeRouting(t *testing.T) {
 		got.Header.Get("X-Forwarded-For") == "" || string(body) != `{"seats":["A-1-1"]}` {
 		t.Errorf("booking got headers %v body %q", got.Header, body)
 	}
+
+	// The rules every service shares: hostile bytes stop at the edge (or
+	// reach an upstream that answers 200), never a 5xx or a non-JSON
+	// error; wrong methods 405; /metrics passes the linter.
+	patterns := NewEdge(EdgeConfig{EventID: 7}).(*httpapi.Mux).Patterns()
+	httpapitest.CheckBadBytes(t, edge.URL, patterns, map[string]string{"eventId": "7"})
+	httpapitest.CheckWrongMethods(t, edge.URL, patterns, map[string]string{"eventId": "7"})
+	httpapitest.LintMetrics(t, edge.URL+"/metrics")
 }
 
 func TestEdgeUpstreamDown(t *testing.T) {
@@ -252,7 +266,7 @@ func TestDemoLogin(t *testing.T) {
 			t.Errorf("expiresAt %v is not about 12h away", lr.ExpiresAt)
 		}
 	}
-	if w := do(t, h, "GET", "/demo/login", nil, nil); w.Code != http.StatusNotFound {
+	if w := do(t, h, "GET", "/demo/login", nil, nil); w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "POST" {
 		t.Errorf("GET /demo/login: %d", w.Code)
 	}
 }

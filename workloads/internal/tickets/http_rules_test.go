@@ -1,0 +1,56 @@
+package tickets
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/ticketfair/ticketfair/internal/testenv"
+	"github.com/ticketfair/ticketfair/workloads/internal/events"
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi/httpapitest"
+)
+
+// The rules every service shares, on the running tickets service: hostile
+// bytes on every route never reach PostgreSQL (which answered 500, SQLSTATE
+// 22021, for GET /orders/%00/tickets), a wrong method is 405 with Allow,
+// and /metrics passes the Prometheus linter.
+func TestHTTPEdgeRules(t *testing.T) {
+	url, _ := newDB(t)
+	brokers := testenv.KafkaBrokers(t, events.TopicTicketIssued)
+	produce(t, brokers, 1, order(1, 2))
+	cfg := testConfig(t, url, brokers)
+	s := startRun(t, cfg)
+	testenv.WaitFor(t, 30*time.Second, "the order's tickets", func() bool { return results(t, s.base)["issued"] == 1 })
+
+	// A second Service only for its route table; its own group keeps it
+	// out of the running consumer's way.
+	routesOnly := cfg
+	routesOnly.ConsumerGroup = "routes-only"
+	svc, err := New(context.Background(), routesOnly, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patterns := svc.Handler().Patterns()
+	_ = svc.Close()
+	owner := http.Header{"Authorization": {"Bearer " + token(t, order(1, 2).CustomerID)}}
+
+	t.Run("hostile bytes", func(t *testing.T) {
+		for _, id := range []string{"%00", "%FF", "%C0%80"} {
+			r := httpapitest.Do(t, "GET", s.base+"/orders/"+id+"/tickets", "", owner)
+			if r.Status != http.StatusBadRequest || httpapitest.ErrorCode(r.Body) != "bad_path" {
+				t.Errorf("GET /orders/%s/tickets: %d %s, want 400 bad_path", id, r.Status, r.Body)
+			}
+		}
+		httpapitest.CheckBadBytes(t, s.base, patterns, nil, owner)
+	})
+	t.Run("wrong methods", func(t *testing.T) {
+		httpapitest.CheckWrongMethods(t, s.base, patterns, nil)
+		if r := httpapitest.Do(t, "DELETE", s.base+"/orders/x/tickets", "", nil); r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != "GET, HEAD" {
+			t.Errorf("DELETE /orders/x/tickets: %d Allow=%q", r.Status, r.Header.Get("Allow"))
+		}
+	})
+	t.Run("metrics lint", func(t *testing.T) {
+		httpapitest.LintMetrics(t, s.base+"/metrics")
+	})
+}
