@@ -162,7 +162,6 @@ func TestSeatLimitUnderConcurrentPaymentsAndHolds(t *testing.T) {
 		e.cancel("racer", o)
 		ids, pays = append(ids, o), append(pays, fmt.Sprintf("race-pay-%d", i))
 	}
-	tok := e.token("racer")
 	var wg sync.WaitGroup
 	errs := make(chan string, 100)
 	for i, o := range ids {
@@ -181,10 +180,14 @@ func TestSeatLimitUnderConcurrentPaymentsAndHolds(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			seats := []string{fmt.Sprintf("A-%d-5", i+1), fmt.Sprintf("A-%d-6", i+1)}
-			r := e.do("POST", "/events/7/holds", map[string]any{"seats": seats}, QueueTokenHeader, tok)
-			if r.status != http.StatusCreated && r.errCode() != "seat_limit" {
-				errs <- fmt.Sprintf("hold: %d %s", r.status, r.body)
+			for j := range 3 {
+				seats := []string{fmt.Sprintf("A-%d-%d", i+1, 5+2*j), fmt.Sprintf("A-%d-%d", i+1, 6+2*j)}
+				// A paid order ends the customer's queue session; admit
+				// them again so holds keep racing the payments.
+				r := e.do("POST", "/events/7/holds", map[string]any{"seats": seats}, QueueTokenHeader, e.token("racer"))
+				if r.status != http.StatusCreated && r.errCode() != "seat_limit" && r.errCode() != "session_inactive" {
+					errs <- fmt.Sprintf("hold: %d %s", r.status, r.body)
+				}
 			}
 		}()
 	}
