@@ -43,6 +43,10 @@ func TestHTTPEdgeRules(t *testing.T) {
 			}
 		}
 		httpapitest.CheckBadBytes(t, s.base, patterns, nil, owner)
+		nulSub := http.Header{"Authorization": {"Bearer " + token(t, "cust-\x000001")}}
+		if r := httpapitest.Do(t, "GET", s.base+"/orders/ord-0001/tickets", "", nulSub); r.Status != http.StatusUnauthorized {
+			t.Errorf("identity token with NUL in sub: %d %s, want 401", r.Status, r.Body)
+		}
 	})
 	t.Run("wrong methods", func(t *testing.T) {
 		httpapitest.CheckWrongMethods(t, s.base, patterns, nil)
