@@ -683,7 +683,7 @@ func pdb(te *ticketsv1alpha1.TicketEvent, c Component) *policyv1.PodDisruptionBu
 			// A pod that is not ready serves nothing: evicting it must not
 			// wait for the budget (a node drain would hang on a crashlooping pod).
 			UnhealthyPodEvictionPolicy: ptr.To(policyv1.AlwaysAllow),
-			Selector:       &metav1.LabelSelector{MatchLabels: SelectorLabels(te, c)},
+			Selector:                   &metav1.LabelSelector{MatchLabels: SelectorLabels(te, c)},
 		},
 	}
 }
