@@ -396,7 +396,7 @@ func TestTicketEventOperator(t *testing.T) {
 			got.Spec.Holds.TTL == nil || got.Spec.Holds.TTL.Duration != 5*time.Minute || got.Spec.Holds.MaxSeatsPerCustomer != 4 ||
 			got.Spec.Payment.Timeout != nil {
 			// payment.timeout has no schema default: unset, it follows holds.ttl.
-		t.Fatalf("defaults not applied: %+v %+v %+v", got.Spec.Admission, got.Spec.Holds, got.Spec.Payment)
+			t.Fatalf("defaults not applied: %+v %+v %+v", got.Spec.Admission, got.Spec.Holds, got.Spec.Payment)
 		}
 		if got.Spec.Seating.Sections[0].Price != "89.50" {
 			t.Fatalf("read back %+v", got.Spec.Seating)
