@@ -749,8 +749,11 @@ func TestTicketEventOperator(t *testing.T) {
 
 	t.Run("failed migration is Degraded and holds booking back", func(t *testing.T) {
 		op.namespace(t, "failing")
+		createSecrets(t, c, "failing", map[string]map[string]string{"ticketfair-redis": {"url": "x"}, "ticketfair-identity": {"hmac-secret": "x"},
+			"ticketfair-postgres": {"url": "x"}, "ticketfair-payment": {"webhook-secret": "x"}})
 		te := loadSample(t)
 		te.Namespace = "failing"
+		te.Spec.EventID++ // another sale: one eventId is held by one TicketEvent
 		if err := c.Create(ctx, te); err != nil {
 			t.Fatal(err)
 		}
