@@ -706,7 +706,7 @@ func (r *TicketEventReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	secretCache, err := cache.New(mgr.GetConfig(), secretOpts)
 	if err != nil {
-		return fmt.Errorf("Secret metadata cache: %w", err)
+		return fmt.Errorf("cache of Secret metadata: %w", err)
 	}
 	if err := mgr.Add(secretCache); err != nil {
 		return err
