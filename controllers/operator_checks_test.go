@@ -377,3 +377,11 @@ func TestOperatorChecks(t *testing.T) {
 		}
 	})
 }
+
+// The sample opens far in the future: applied as it is, it must not open at
+// once (a salesOpenAt already past is warned about, see TestOperatorChecks).
+func TestSampleOpensInTheFuture(t *testing.T) {
+	if at := loadSample(t).Spec.SalesOpenAt.Time; at.Before(time.Now().AddDate(5, 0, 0)) {
+		t.Fatalf("the sample's salesOpenAt %s is less than five years ahead", at)
+	}
+}
