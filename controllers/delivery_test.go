@@ -87,8 +87,12 @@ func TestDeliveryManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ticketfair-system"}}); err != nil {
-		t.Fatal(err)
+	// The operator's namespace, and the watched namespaces of the
+	// "namespaced" values, where the chart puts the operator's Roles.
+	for _, ns := range []string{"ticketfair-system", "sales", "presales"} {
+		if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	dryRun := func(t *testing.T, manifests []byte, extra ...string) string {
 		args := append([]string{"--kubeconfig", kubeconfig, "apply", "--dry-run=server"}, extra...)

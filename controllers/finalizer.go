@@ -103,6 +103,14 @@ func (r *TicketEventReconciler) finalize(ctx context.Context, te *ticketsv1alpha
 			"--redis-cleanup is off: the Redis keys %s* were kept", prefix)
 		return r.removeFinalizer(ctx, te)
 	}
+	if first, err := r.duplicateOf(ctx, te); err != nil {
+		return ctrl.Result{}, err
+	} else if first != nil {
+		// The keys are the sale of the TicketEvent that holds the eventId.
+		r.event(te, corev1.EventTypeNormal, reasonRedisKeysKept, "CleanupRedis",
+			"the Redis keys %s* belong to TicketEvent %s/%s, which holds eventId %d: kept", prefix, first.Namespace, first.Name, te.Spec.EventID)
+		return r.removeFinalizer(ctx, te)
+	}
 	if te.Spec.Redis == nil {
 		r.event(te, corev1.EventTypeWarning, reasonRedisCleanupSkipped, "CleanupRedis",
 			"Redis keys %s* not deleted: spec.redis is not set", prefix)

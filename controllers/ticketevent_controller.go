@@ -38,14 +38,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
 	"github.com/ticketfair/ticketfair/controllers/render"
+	"github.com/ticketfair/ticketfair/workloads/keyspace"
 )
 
 // FieldOwner is the server-side apply field manager of the operator.
@@ -73,9 +78,12 @@ type TicketEventReconciler struct {
 	// deletes its Redis keys. PostgreSQL is never touched. A finalizer left
 	// from an earlier run is removed without cleaning when it is false.
 	RedisCleanup bool
-	// APIReader reads, uncached, what the finalizer needs and the cache does
-	// not hold: the Redis URL Secret and the sale's pods. nil uses Client.
+	// APIReader reads, uncached, what the cache does not hold: the Secrets
+	// the spec refers to and the sale's pods. nil uses Client.
 	APIReader client.Reader
+	// Namespaces are the watched namespaces (--watch-namespaces); empty
+	// means all. The Secret watch is limited to them.
+	Namespaces []string
 }
 
 // +kubebuilder:rbac:groups=tickets.ticketfair.io,resources=ticketevents,verbs=get;list;watch;update;patch
@@ -97,7 +105,9 @@ type TicketEventReconciler struct {
 
 // observed is what one reconcile learned; status is computed from it.
 type observed struct {
+	duplicateOf *ticketsv1alpha1.TicketEvent // holds the eventId; nothing is provisioned
 	missing     []string
+	secrets     []string // referred to but missing
 	migration   ticketsv1alpha1.MigrationStatus
 	deployments map[render.Component]*appsv1.Deployment // nil entry: not created yet
 	stats       *Stats
@@ -108,12 +118,30 @@ type observed struct {
 func (r *TicketEventReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var te ticketsv1alpha1.TicketEvent
 	if err := r.Get(ctx, req.NamespacedName, &te); err != nil {
+		if apierrors.IsNotFound(err) {
+			ticketEvents.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !te.DeletionTimestamp.IsZero() {
 		// Owned objects are garbage-collected; orders and seats stay in
 		// PostgreSQL; with --redis-cleanup the Redis keys are deleted first.
 		return r.finalize(ctx, &te)
+	}
+	obs := observed{deployments: map[render.Component]*appsv1.Deployment{}}
+	// Before anything, the finalizer included: a second sale with this
+	// eventId would share the first one's Redis keys.
+	first, err := r.duplicateOf(ctx, &te)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if first != nil {
+		obs.duplicateOf = first
+		if c := meta.FindStatusCondition(te.Status.Conditions, ticketsv1alpha1.ConditionDegraded); c == nil || c.Reason != reasonDuplicateEventID {
+			r.event(&te, corev1.EventTypeWarning, reasonDuplicateEventID, "Provision",
+				"eventId %d is already used by TicketEvent %s/%s: nothing is provisioned for this one", te.Spec.EventID, first.Namespace, first.Name)
+		}
+		return r.writeStatus(ctx, &te, obs)
 	}
 	ok, err := r.addFinalizer(ctx, &te)
 	if err != nil {
@@ -123,9 +151,13 @@ func (r *TicketEventReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		// A newer version is on its way through the watch.
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	obs := observed{deployments: map[render.Component]*appsv1.Deployment{}}
 	if obs.missing = render.Missing(&te); len(obs.missing) > 0 {
 		return r.writeStatus(ctx, &te, obs)
+	}
+	// Provisioning goes on without them (running pods keep running, new
+	// ones start once the Secret exists), but Degraded names them.
+	if obs.secrets, err = r.missingSecrets(ctx, &te); err != nil {
+		return ctrl.Result{}, err
 	}
 	objs, err := render.Render(&te, r.Options)
 	if err != nil {
@@ -146,10 +178,14 @@ func (r *TicketEventReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		{"workloads", r.stepWorkloads},
 		{"stats", r.stepStats},
 	}
+	logger := log.FromContext(ctx)
 	for _, s := range steps {
-		if err := s.run(ctx, &te, objs, &obs); err != nil {
+		err := s.run(log.IntoContext(ctx, logger.WithValues("step", s.name)), &te, objs, &obs)
+		if err != nil {
+			reconcileSteps.WithLabelValues(s.name, resultError).Inc()
 			return ctrl.Result{}, fmt.Errorf("step %s: %w", s.name, err)
 		}
+		reconcileSteps.WithLabelValues(s.name, resultSuccess).Inc()
 	}
 	return r.writeStatus(ctx, &te, obs)
 }
@@ -184,6 +220,7 @@ func (r *TicketEventReconciler) stepKeys(ctx context.Context, te *ticketsv1alpha
 		}
 		return fmt.Errorf("create Secret %s: %w", key.Name, err)
 	}
+	log.FromContext(ctx).Info("created", "kind", "Secret", "name", key.Name)
 	r.event(te, corev1.EventTypeNormal, "KeysGenerated", "Generate", "generated access-token, ticket and service keys in Secret %s", key.Name)
 	return nil
 }
@@ -267,6 +304,7 @@ func applyOrDelete[T any, PT interface {
 	if err := r.Delete(ctx, have); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("delete %s %s: %w", kind, name, err)
 	}
+	log.FromContext(ctx).Info("deleted", "kind", kind, "name", name)
 	return nil
 }
 
@@ -283,6 +321,11 @@ func (r *TicketEventReconciler) stepMigration(ctx context.Context, te *ticketsv1
 	var existing batchv1.Job
 	err := r.Get(ctx, client.ObjectKeyFromObject(job), &existing)
 	switch {
+	case apierrors.IsNotFound(err) && te.Status.Migration.JobName == job.Name && te.Status.Migration.Phase == ticketsv1alpha1.MigrationSucceeded:
+		// The Job succeeded and was removed after ttlSecondsAfterFinished:
+		// this image and seating are migrated, nothing to run again.
+		obs.migration = te.Status.Migration
+		return nil
 	case apierrors.IsNotFound(err):
 		// A Job's pod template is immutable: apply only when creating it.
 		if err := r.apply(ctx, te, job); err != nil {
@@ -354,6 +397,7 @@ func (r *TicketEventReconciler) stepStats(ctx context.Context, te *ticketsv1alph
 	}
 	s, err := f.FetchStats(ctx, te)
 	if err != nil {
+		statsFetchErrors.Inc()
 		obs.statsErr = err
 		if c := meta.FindStatusCondition(te.Status.Conditions, ticketsv1alpha1.ConditionSalesOpen); c == nil || c.Reason != reasonStatsUnavailable {
 			r.event(te, corev1.EventTypeWarning, reasonStatsUnavailable, "FetchStats", "sale figures unavailable: %v", err)
@@ -400,9 +444,26 @@ func (r *TicketEventReconciler) apply(ctx context.Context, te *ticketsv1alpha1.T
 	delete(u, "status")
 	unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
 	unstructured.RemoveNestedField(u, "spec", "template", "metadata", "creationTimestamp")
-	ac := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u})
-	if err := r.Apply(ctx, ac, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	// What the cache holds now, to tell a change from a no-op apply.
+	before := obj.DeepCopyObject().(client.Object)
+	err = r.Get(ctx, client.ObjectKeyFromObject(obj), before)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("get %s %s: %w", kind, obj.GetName(), err)
+	}
+	created := err != nil
+	applied := &unstructured.Unstructured{Object: u}
+	if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply %s %s: %w", kind, obj.GetName(), err)
+	}
+	l := log.FromContext(ctx)
+	switch {
+	case created:
+		l.Info("created", "kind", kind, "name", obj.GetName())
+	case applied.GetResourceVersion() != before.GetResourceVersion():
+		l.Info("changed", "kind", kind, "name", obj.GetName(), "generation", applied.GetGeneration())
+	default:
+		l.V(1).Info("unchanged", "kind", kind, "name", obj.GetName())
 	}
 	return nil
 }
@@ -432,6 +493,9 @@ const (
 	reasonStatsUnavailable     = "StatsUnavailable"
 	reasonBeforeSalesOpenAt    = "BeforeSalesOpenAt"
 	reasonSalesOpenAtPassed    = "SalesOpenAtPassed"
+	reasonDuplicateEventID     = "DuplicateEventID"
+	reasonMissingSecret        = "MissingSecret"
+	reasonSalesOpenAtInPast    = "SalesOpenAtInPast"
 )
 
 // writeStatus computes the status on a copy, writes it only when it changed,
@@ -439,6 +503,11 @@ const (
 func (r *TicketEventReconciler) writeStatus(ctx context.Context, te *ticketsv1alpha1.TicketEvent, obs observed) (ctrl.Result, error) {
 	next := te.DeepCopy()
 	r.computeStatus(next, obs)
+	ticketEvents.set(types.NamespacedName{Namespace: te.Namespace, Name: te.Name}, next.Status.Conditions)
+	if te.Status.ObservedGeneration == 0 && salesOpenAtInPast(te) {
+		// Once, on the first reconcile: later it is simply the past.
+		r.event(te, corev1.EventTypeWarning, reasonSalesOpenAtInPast, "Provision", "%s", pastOpeningNote(te))
+	}
 	if !equality.Semantic.DeepEqual(te.Status, next.Status) {
 		if err := r.Status().Update(ctx, next); err != nil {
 			if apierrors.IsConflict(err) {
@@ -477,6 +546,15 @@ func (r *TicketEventReconciler) computeStatus(te *ticketsv1alpha1.TicketEvent, o
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen})
 	}
 
+	if f := obs.duplicateOf; f != nil {
+		msg := fmt.Sprintf("eventId %d is already used by TicketEvent %s/%s (created first); nothing is provisioned for this one, "+
+			"which would share its Redis keys %s*: give it another eventId", te.Spec.EventID, f.Namespace, f.Name, keyspace.Prefix(te.Spec.EventID))
+		set(ticketsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonDuplicateEventID, msg)
+		set(ticketsv1alpha1.ConditionReady, metav1.ConditionFalse, reasonDuplicateEventID, msg)
+		set(ticketsv1alpha1.ConditionProgressing, metav1.ConditionFalse, reasonDuplicateEventID, msg)
+		r.salesOpenCondition(te, obs, set)
+		return
+	}
 	if len(obs.missing) > 0 {
 		msg := "set " + strings.Join(obs.missing, ", ") + " to provision the sale"
 		set(ticketsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonMissingConfiguration, msg)
@@ -498,10 +576,14 @@ func (r *TicketEventReconciler) computeStatus(te *ticketsv1alpha1.TicketEvent, o
 		Queue: comp(render.Queue), Booking: comp(render.Booking), Relay: comp(render.Relay), Tickets: comp(render.Tickets),
 	}
 
-	if obs.migration.Phase == ticketsv1alpha1.MigrationFailed {
+	switch {
+	case len(obs.secrets) > 0:
+		set(ticketsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonMissingSecret,
+			strings.Join(obs.secrets, "; ")+": pods that need it cannot start until it is created")
+	case obs.migration.Phase == ticketsv1alpha1.MigrationFailed:
 		set(ticketsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonMigrationFailed,
 			fmt.Sprintf("migration Job %s failed; booking, relay and tickets wait for it (delete the Job to retry)", obs.migration.JobName))
-	} else {
+	default:
 		set(ticketsv1alpha1.ConditionDegraded, metav1.ConditionFalse, reasonAsExpected, "no failures")
 	}
 
@@ -546,6 +628,9 @@ func (r *TicketEventReconciler) salesOpenCondition(te *ticketsv1alpha1.TicketEve
 		if s.SoldOut {
 			msg = "sold out"
 		}
+		if salesOpenAtInPast(te) {
+			msg += "; " + pastOpeningNote(te)
+		}
 		set(ticketsv1alpha1.ConditionSalesOpen, status, reasonStatsReported, msg)
 		return
 	}
@@ -553,14 +638,33 @@ func (r *TicketEventReconciler) salesOpenCondition(te *ticketsv1alpha1.TicketEve
 	if !r.now().Before(te.Spec.SalesOpenAt.Time) {
 		status, reason, msg = metav1.ConditionTrue, reasonSalesOpenAtPassed, "salesOpenAt has passed"
 	}
+	if salesOpenAtInPast(te) {
+		reason, msg = reasonSalesOpenAtInPast, pastOpeningNote(te)
+	}
 	if obs.statsErr != nil {
 		// Keep the last known state and figures, but say they are stale.
 		if c := meta.FindStatusCondition(st.Conditions, ticketsv1alpha1.ConditionSalesOpen); c != nil && c.Reason == reasonStatsReported {
 			status = c.Status
 		}
 		reason, msg = reasonStatsUnavailable, "sale figures are stale: "+obs.statsErr.Error()
+		if salesOpenAtInPast(te) {
+			msg += "; " + pastOpeningNote(te)
+		}
 	}
 	set(ticketsv1alpha1.ConditionSalesOpen, status, reason, msg)
+}
+
+// salesOpenAtInPast reports a salesOpenAt that had already passed when the
+// TicketEvent was created: most likely a mistake (a copied sample, a wrong
+// year), and the sale opened at once, without a pre-queue.
+func salesOpenAtInPast(te *ticketsv1alpha1.TicketEvent) bool {
+	return te.Spec.SalesOpenAt.Before(&te.CreationTimestamp)
+}
+
+func pastOpeningNote(te *ticketsv1alpha1.TicketEvent) string {
+	return fmt.Sprintf("salesOpenAt %s was already in the past when the TicketEvent was created (%s): sales opened at once, "+
+		"without a pre-queue, so the first to join are admitted first", te.Spec.SalesOpenAt.UTC().Format(time.RFC3339),
+		te.CreationTimestamp.UTC().Format(time.RFC3339))
 }
 
 func desired(d *appsv1.Deployment) int32 {
@@ -579,10 +683,40 @@ func rolledOut(d *appsv1.Deployment) bool {
 		d.Status.AvailableReplicas >= want
 }
 
-// SetupWithManager registers the reconciler and watches what it owns.
+// SetupWithManager registers the reconciler and watches what it owns, the
+// other TicketEvents of an eventId, and the Secrets the spec refers to.
 func (r *TicketEventReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &ticketsv1alpha1.TicketEvent{}, indexEventID, indexByEventID); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &ticketsv1alpha1.TicketEvent{}, indexSecretNames, indexBySecretNames); err != nil {
+		return err
+	}
+	// The manager's cache holds only the operator's own Secrets. A second
+	// cache watches the metadata of every Secret of the watched namespaces
+	// (never their data), to look again when a referred Secret appears.
+	secretOpts := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()}
+	if len(r.Namespaces) > 0 {
+		secretOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range r.Namespaces {
+			secretOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	secretCache, err := cache.New(mgr.GetConfig(), secretOpts)
+	if err != nil {
+		return fmt.Errorf("cache of Secret metadata: %w", err)
+	}
+	if err := mgr.Add(secretCache); err != nil {
+		return err
+	}
+	secretMeta := &metav1.PartialObjectMetadata{}
+	secretMeta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&ticketsv1alpha1.TicketEvent{}).
+		Watches(&ticketsv1alpha1.TicketEvent{}, handler.EnqueueRequestsFromMapFunc(r.sameEventID)).
+		WatchesRawSource(source.Kind(secretCache, secretMeta, handler.TypedEnqueueRequestsFromMapFunc(r.referencingSecret))).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Secret{}).
 		Owns(&corev1.ServiceAccount{}).

@@ -31,6 +31,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
+
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -40,6 +42,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -101,6 +104,42 @@ type operator struct {
 	c     client.Client
 	queue *fakeQueue
 	paths map[string]string // stats paths requested, for assertions
+	logs  *logLines         // the operator's info-level log
+}
+
+// logLines collects log lines of the manager's logger.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) add(prefix, args string) {
+	l.mu.Lock()
+	l.lines = append(l.lines, prefix+" "+args)
+	l.mu.Unlock()
+}
+
+// since returns the lines after the first n that contain every one of subs.
+func (l *logLines) since(n int, subs ...string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, line := range l.lines[min(n, len(l.lines)):] {
+		ok := true
+		for _, s := range subs {
+			ok = ok && strings.Contains(line, s)
+		}
+		if ok {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func (l *logLines) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.lines)
 }
 
 // startOperator runs the reconciler with a fake queue serving the stats.
@@ -135,8 +174,10 @@ func startOperatorWith(t *testing.T, queueURL func(*ticketsv1alpha1.TicketEvent)
 		t.Fatal(err)
 	}
 	skip := true // -count=N starts the controller once per run in one process
+	logs := &logLines{}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: ctrlconfig.Controller{SkipNameValidation: &skip}})
+		Controller: ctrlconfig.Controller{SkipNameValidation: &skip},
+		Logger:     funcr.New(logs.add, funcr.Options{Verbosity: 0})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +188,7 @@ func startOperatorWith(t *testing.T, queueURL func(*ticketsv1alpha1.TicketEvent)
 		Recorder:      mgr.GetEventRecorder("ticketfair-operator"),
 		Stats:         &HTTPStats{BaseURL: queueURL},
 		StatsInterval: 200 * time.Millisecond,
+		APIReader:     mgr.GetAPIReader(),
 	}
 	for _, o := range opts {
 		o(r, mgr)
@@ -162,7 +204,7 @@ func startOperatorWith(t *testing.T, queueURL func(*ticketsv1alpha1.TicketEvent)
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	return &operator{env: env, cfg: cfg, c: c}
+	return &operator{env: env, cfg: cfg, c: c, logs: logs}
 }
 
 func (o *operator) namespace(t *testing.T, name string) {
@@ -352,7 +394,8 @@ func TestTicketEventOperator(t *testing.T) {
 		// Defaults come from the CRD schema, applied by the real apiserver.
 		if got.Spec.Admission.MaxActive != 5000 || got.Spec.Admission.PreQueue != ticketsv1alpha1.PreQueueShuffle ||
 			got.Spec.Holds.TTL == nil || got.Spec.Holds.TTL.Duration != 5*time.Minute || got.Spec.Holds.MaxSeatsPerCustomer != 4 ||
-			got.Spec.Payment.Timeout == nil || got.Spec.Payment.Timeout.Duration != 4*time.Minute {
+			got.Spec.Payment.Timeout != nil {
+			// payment.timeout has no schema default: unset, it follows holds.ttl.
 			t.Fatalf("defaults not applied: %+v %+v %+v", got.Spec.Admission, got.Spec.Holds, got.Spec.Payment)
 		}
 		if got.Spec.Seating.Sections[0].Price != "89.50" {
@@ -504,7 +547,7 @@ func TestTicketEventOperator(t *testing.T) {
 		var q config.Queue
 		loadEnv(t, vals, &q)
 		if q.EventID != 2026070 || q.MaxActive != 5000 || q.RatePerSecond != 500 || q.PreQueue != "shuffle" ||
-			!q.LeaderElection || q.TicketEventName != "summer-stadium" || q.SalesOpenAt != "2026-07-01T10:00:00Z" || q.LeaseName == "" {
+			!q.LeaderElection || q.TicketEventName != "summer-stadium" || q.SalesOpenAt != "2036-07-01T10:00:00Z" || q.LeaseName == "" {
 			t.Fatalf("queue config %+v", q)
 		}
 		fieldPaths := map[string]string{}
@@ -529,7 +572,7 @@ func TestTicketEventOperator(t *testing.T) {
 		}
 		// With the referenced Secrets present, the env resolves completely,
 		// as the kubelet (or an end-to-end test running the process) sees it.
-		for name, data := range map[string]string{"ticketfair-redis": "url", "ticketfair-identity": "hmac-secret"} {
+		for name, data := range map[string]string{"ticketfair-redis": "url", "ticketfair-identity": "hmac-secret", "ticketfair-postgres": "url", "ticketfair-payment": "webhook-secret"} {
 			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "sale"}, StringData: map[string]string{data: "value-of-" + name}}
 			if err := c.Create(ctx, s); err != nil {
 				t.Fatal(err)
@@ -706,8 +749,11 @@ func TestTicketEventOperator(t *testing.T) {
 
 	t.Run("failed migration is Degraded and holds booking back", func(t *testing.T) {
 		op.namespace(t, "failing")
+		createSecrets(t, c, "failing", map[string]map[string]string{"ticketfair-redis": {"url": "x"}, "ticketfair-identity": {"hmac-secret": "x"},
+			"ticketfair-postgres": {"url": "x"}, "ticketfair-payment": {"webhook-secret": "x"}})
 		te := loadSample(t)
 		te.Namespace = "failing"
+		te.Spec.EventID++ // another sale: one eventId is held by one TicketEvent
 		if err := c.Create(ctx, te); err != nil {
 			t.Fatal(err)
 		}
@@ -791,6 +837,36 @@ func TestTicketEventOperator(t *testing.T) {
 	})
 }
 
+// tableRow reads a TicketEvent as `kubectl get` does (the Table API) and
+// returns its cells by column name.
+func tableRow(t *testing.T, cfg *rest.Config, ns, name string) map[string]string {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/ticketevents/%s", strings.TrimSuffix(cfg.Host, "/"), ticketsv1alpha1.GroupVersion, ns, name)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json;as=Table;g=meta.k8s.io;v=v1")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var table metav1.Table
+	if err := json.NewDecoder(resp.Body).Decode(&table); err != nil || len(table.Rows) != 1 {
+		t.Fatalf("table: %v, %d rows", err, len(table.Rows))
+	}
+	cells := map[string]string{}
+	for i, col := range table.ColumnDefinitions {
+		cells[col.Name] = fmt.Sprint(table.Rows[0].Cells[i])
+	}
+	return cells
+}
+
 // secretEnv finds the env name of a config field by rendering the struct.
 func secretEnv(t *testing.T, cfg any, field *string) string {
 	t.Helper()
@@ -823,9 +899,13 @@ func TestInvalidSpecsRejected(t *testing.T) {
 		mutate func(*ticketsv1alpha1.TicketEvent)
 		want   string
 	}{
+		// The message is reported at the field at fault (CEL fieldPath), not at spec.
 		{"payment not shorter than hold", func(te *ticketsv1alpha1.TicketEvent) {
 			te.Spec.Holds.TTL, te.Spec.Payment.Timeout = d("5m"), d("5m")
-		}, "payment.timeout must be shorter than holds.ttl"},
+		}, "spec.payment.timeout: Invalid value: payment.timeout must be shorter than holds.ttl"},
+		{"payment not shorter than the default hold", func(te *ticketsv1alpha1.TicketEvent) {
+			te.Spec.Payment.Timeout = d("6m")
+		}, "spec.payment.timeout: Invalid value: payment.timeout must be shorter than holds.ttl"},
 		{"both identity methods", func(te *ticketsv1alpha1.TicketEvent) {
 			te.Spec.Identity = &ticketsv1alpha1.Identity{HMACSecretRef: ref, JWKSURL: "https://id.example.com/jwks.json"}
 		}, "identity needs exactly one of hmacSecretRef"},
@@ -834,7 +914,7 @@ func TestInvalidSpecsRejected(t *testing.T) {
 		}, "identity needs exactly one of hmacSecretRef"},
 		{"autoscaling min above max", func(te *ticketsv1alpha1.TicketEvent) {
 			te.Spec.Queue.Autoscaling = &ticketsv1alpha1.Autoscaling{MinReplicas: 5, MaxReplicas: 2}
-		}, "autoscaling.minReplicas must not exceed autoscaling.maxReplicas"},
+		}, "spec.queue.autoscaling.minReplicas: Invalid value: autoscaling.minReplicas must not exceed autoscaling.maxReplicas"},
 		{"tick too fast", func(te *ticketsv1alpha1.TicketEvent) { te.Spec.Admission.TickInterval = d("10ms") }, "admission.tickInterval must be between 100ms and 1m"},
 		{"hold too long", func(te *ticketsv1alpha1.TicketEvent) { te.Spec.Holds.TTL = d("3h") }, "holds.ttl must be between 1m and 1h"},
 		{"too many seats per customer", func(te *ticketsv1alpha1.TicketEvent) { te.Spec.Holds.MaxSeatsPerCustomer = 11 }, "spec.holds.maxSeatsPerCustomer"},
@@ -857,6 +937,73 @@ func TestInvalidSpecsRejected(t *testing.T) {
 			}
 		})
 	}
+
+	// A malformed duration is reported as such, at its field, before any
+	// rule compares it (which would fail with a type conversion error).
+	durations := []struct{ path, want string }{
+		{"holds.ttl", "spec.holds.ttl: Invalid value: \"5 minutes\": holds.ttl must be a duration such as 5m"},
+		{"payment.timeout", "spec.payment.timeout: Invalid value: \"5 minutes\": payment.timeout must be a duration such as 4m"},
+		{"admission.tickInterval", "spec.admission.tickInterval: Invalid value: \"5 minutes\": admission.tickInterval must be a duration such as 1s"},
+		{"admission.tokenTTL", "spec.admission.tokenTTL: Invalid value: \"5 minutes\": admission.tokenTTL must be a duration such as 10m"},
+		{"admission.claimTimeout", "spec.admission.claimTimeout: Invalid value: \"5 minutes\": admission.claimTimeout must be a duration such as 60s"},
+	}
+	for i, tc := range durations {
+		t.Run("malformed "+tc.path, func(t *testing.T) {
+			u := &unstructured.Unstructured{}
+			obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(minimalEvent("default", fmt.Sprintf("malformed-%d", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.Object = obj
+			u.SetAPIVersion(ticketsv1alpha1.GroupVersion.String())
+			u.SetKind("TicketEvent")
+			if err := unstructured.SetNestedField(u.Object, "5 minutes", append([]string{"spec"}, strings.Split(tc.path, ".")...)...); err != nil {
+				t.Fatal(err)
+			}
+			err = c.Create(ctx, u)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v does not contain %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "type conversion error") || strings.Contains(err.Error(), "must be between") || strings.Contains(err.Error(), "shorter than") {
+				t.Fatalf("error %v reports more than the format", err)
+			}
+		})
+	}
+
+	// Setting only holds.ttl is valid: payment.timeout follows it (4/5 of
+	// it, TestPaymentTimeoutFollowsHoldTTL) instead of a fixed default that
+	// a shorter hold would make invalid.
+	t.Run("holds.ttl alone", func(t *testing.T) {
+		te := minimalEvent("default", "short-hold")
+		te.Spec.Holds.TTL = d("2m")
+		if err := c.Create(ctx, te); err != nil {
+			t.Fatalf("holds.ttl 2m alone rejected: %v", err)
+		}
+		if got := getTE(t, c, client.ObjectKeyFromObject(te)); got.Spec.Payment.Timeout != nil {
+			t.Fatalf("payment.timeout defaulted to %s", got.Spec.Payment.Timeout.Duration)
+		}
+		for _, ok := range []string{"1.5m", "90s", "1m59s"} {
+			te := minimalEvent("default", "ok-"+strings.ReplaceAll(ok, ".", "-"))
+			te.Spec.Holds.TTL, te.Spec.Payment.Timeout = d("2m"), d(ok)
+			if err := c.Create(ctx, te); err != nil {
+				t.Fatalf("payment.timeout %s with holds.ttl 2m rejected: %v", ok, err)
+			}
+		}
+	})
+
+	// The Opens column shows the time (a date column would print an age,
+	// "<invalid>" for a future time).
+	t.Run("Opens column", func(t *testing.T) {
+		te := minimalEvent("default", "opens")
+		te.Spec.SalesOpenAt = metav1.NewTime(time.Date(2036, 7, 1, 10, 0, 0, 0, time.UTC))
+		if err := c.Create(ctx, te); err != nil {
+			t.Fatal(err)
+		}
+		cells := tableRow(t, cfg, "default", "opens")
+		if cells["Opens"] != "2036-07-01T10:00:00Z" {
+			t.Fatalf("Opens column %q, want 2036-07-01T10:00:00Z (all cells %v)", cells["Opens"], cells)
+		}
+	})
 
 	// Transition rules: what customers already hold cannot change.
 	te := minimalEvent("default", "immutable")

@@ -24,7 +24,7 @@ import (
 
 // TicketEventSpec describes one sale: the event, its seating, and how people
 // are admitted from the waiting room into seat selection.
-// +kubebuilder:validation:XValidation:rule="!has(self.payment) || !has(self.holds) || duration(self.payment.timeout) < duration(self.holds.ttl)",message="payment.timeout must be shorter than holds.ttl, so a payment cannot complete after its hold expired"
+// +kubebuilder:validation:XValidation:rule="!has(self.payment) || !has(self.payment.timeout) || !has(self.holds) || !has(self.holds.ttl) || !self.payment.timeout.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || !self.holds.ttl.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.payment.timeout) < duration(self.holds.ttl)",message="payment.timeout must be shorter than holds.ttl, so a payment cannot complete after its hold expired",fieldPath=".payment.timeout",reason=FieldValueInvalid
 type TicketEventSpec struct {
 	// EventID is the numeric id of the event used in the REST paths
 	// (/events/{eventId}/...). It cannot be changed once set.
@@ -158,17 +158,20 @@ type Admission struct {
 	// TickInterval is how often the admitter admits a batch.
 	// +kubebuilder:default="1s"
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('100ms') && duration(self) <= duration('1m')",message="admission.tickInterval must be between 100ms and 1m"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="admission.tickInterval must be a duration such as 1s"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('100ms') && duration(self) <= duration('1m'))",message="admission.tickInterval must be between 100ms and 1m"
 	TickInterval *metav1.Duration `json:"tickInterval,omitempty"`
 	// TokenTTL is how long an access token (and its session) lasts.
 	// +kubebuilder:default="10m"
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('2h')",message="admission.tokenTTL must be between 1m and 2h"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="admission.tokenTTL must be a duration such as 10m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('1m') && duration(self) <= duration('2h'))",message="admission.tokenTTL must be between 1m and 2h"
 	TokenTTL *metav1.Duration `json:"tokenTTL,omitempty"`
 	// ClaimTimeout is how long an admitted person has to pick up the access token before the slot goes to the next.
 	// +kubebuilder:default="60s"
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('5s')",message="admission.claimTimeout must be at least 5s"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="admission.claimTimeout must be a duration such as 60s"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('5s'))",message="admission.claimTimeout must be at least 5s"
 	ClaimTimeout *metav1.Duration `json:"claimTimeout,omitempty"`
 	// PreQueue orders the people who joined before sales opened.
 	// +kubebuilder:default=Shuffle
@@ -184,7 +187,8 @@ type Holds struct {
 	// TTL is how long held seats stay reserved for payment.
 	// +kubebuilder:default="5m"
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('1h')",message="holds.ttl must be between 1m and 1h"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="holds.ttl must be a duration such as 5m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('1m') && duration(self) <= duration('1h'))",message="holds.ttl must be between 1m and 1h"
 	TTL *metav1.Duration `json:"ttl,omitempty"`
 	// MaxSeatsPerCustomer limits the seats one customer may hold or buy.
 	// +kubebuilder:validation:Minimum=1
@@ -196,10 +200,14 @@ type Holds struct {
 
 // Payment configures the payment provider.
 type Payment struct {
-	// Timeout is how long the payment provider may take; shorter than holds.ttl.
-	// +kubebuilder:default="4m"
+	// Timeout is how long the payment provider's checkout for a hold may
+	// stay open; it must be shorter than holds.ttl. Unset, it follows
+	// holds.ttl: 4/5 of it (4m for the default 5m), computed by the booking
+	// service (config.DefaultPaymentTimeout), so setting only holds.ttl
+	// never leaves a payment timeout that outlasts the hold.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s')",message="payment.timeout must be at least 10s"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="payment.timeout must be a duration such as 4m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('10s'))",message="payment.timeout must be at least 10s"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 	// WebhookSecretRef selects the key of a Secret holding the webhook signing secret.
 	// +optional
@@ -299,7 +307,7 @@ type ScalableWorkload struct {
 }
 
 // Autoscaling scales a service on CPU utilisation.
-// +kubebuilder:validation:XValidation:rule="self.minReplicas <= self.maxReplicas",message="autoscaling.minReplicas must not exceed autoscaling.maxReplicas"
+// +kubebuilder:validation:XValidation:rule="self.minReplicas <= self.maxReplicas",message="autoscaling.minReplicas must not exceed autoscaling.maxReplicas",fieldPath=".minReplicas",reason=FieldValueInvalid
 type Autoscaling struct {
 	// MinReplicas is the fewest replicas.
 	// +kubebuilder:validation:Minimum=1
@@ -463,7 +471,9 @@ type SaleStatus struct {
 // +kubebuilder:printcolumn:name="Display Name",type=string,JSONPath=`.spec.displayName`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Sales Open",type=string,JSONPath=`.status.conditions[?(@.type=="SalesOpen")].status`
-// +kubebuilder:printcolumn:name="Opens",type=date,JSONPath=`.spec.salesOpenAt`,priority=1
+// Opens is a string column: a date column prints an age, which for a future
+// time is "<invalid>".
+// +kubebuilder:printcolumn:name="Opens",type=string,JSONPath=`.spec.salesOpenAt`,priority=1
 // +kubebuilder:printcolumn:name="Waiting",type=integer,JSONPath=`.status.sale.waiting`
 // +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.sale.active`
 // +kubebuilder:printcolumn:name="Sold",type=integer,JSONPath=`.status.sale.sold`

@@ -300,6 +300,9 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 	if s.Holds.TTL != nil {
 		b.HoldTTL = s.Holds.TTL.Duration
 	}
+	// Unset, the payment timeout follows the hold TTL; rendered explicitly
+	// so the ConfigMap shows what booking uses.
+	b.PaymentTimeout = config.DefaultPaymentTimeout(b.HoldTTL)
 	if s.Payment.Timeout != nil {
 		b.PaymentTimeout = s.Payment.Timeout.Duration
 	}
@@ -476,8 +479,10 @@ func queueRBAC(te *ticketsv1alpha1.TicketEvent) (*corev1.ServiceAccount, *rbacv1
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 		ObjectMeta: meta(te, Queue, name),
 		Rules: []rbacv1.PolicyRule{
-			// spec.admission is followed live.
-			{APIGroups: []string{ticketsv1alpha1.GroupVersion.Group}, Resources: []string{"ticketevents"}, Verbs: []string{"get", "list", "watch"}},
+			// spec.admission is followed live, of its own TicketEvent only (the
+			// queue lists and watches with a metadata.name field selector,
+			// which resourceNames allow).
+			{APIGroups: []string{ticketsv1alpha1.GroupVersion.Group}, Resources: []string{"ticketevents"}, ResourceNames: []string{te.Name}, Verbs: []string{"get", "list", "watch"}},
 			// Admitter election; create cannot be limited to a name.
 			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
 			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{LeaseName(te)}, Verbs: []string{"get", "update"}},
@@ -519,6 +524,9 @@ func image(te *ticketsv1alpha1.TicketEvent, opts Options, c Component) string {
 	return opts.Image
 }
 
+// MigrationJobTTL is how long a finished migration Job is kept.
+const MigrationJobTTL = 24 * time.Hour
+
 // MigrationJobName changes with the image, so a new release migrates again.
 func MigrationJobName(te *ticketsv1alpha1.TicketEvent, opts Options) string {
 	sum := sha256.Sum256([]byte(image(te, opts, Migrate) + "\n" + Seating(te.Spec.Seating.Sections)))
@@ -536,6 +544,10 @@ func migrationJob(te *ticketsv1alpha1.TicketEvent, opts Options, env renderedEnv
 		Spec: batchv1.JobSpec{
 			BackoffLimit:          ptr.To(int32(6)),
 			ActiveDeadlineSeconds: ptr.To(int64(900)),
+			// Each image and seating has its own Job; finished ones go after a
+			// day (time to read a failure's logs) instead of piling up. The
+			// reconciler remembers a success in status.migration.
+			TTLSecondsAfterFinished: ptr.To(int32(MigrationJobTTL / time.Second)),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: Labels(te, Migrate)},
 				Spec:       pod,
@@ -668,7 +680,10 @@ func pdb(te *ticketsv1alpha1.TicketEvent, c Component) *policyv1.PodDisruptionBu
 		ObjectMeta: meta(te, c, Name(te, c)),
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-			Selector:       &metav1.LabelSelector{MatchLabels: SelectorLabels(te, c)},
+			// A pod that is not ready serves nothing: evicting it must not
+			// wait for the budget (a node drain would hang on a crashlooping pod).
+			UnhealthyPodEvictionPolicy: ptr.To(policyv1.AlwaysAllow),
+			Selector:                   &metav1.LabelSelector{MatchLabels: SelectorLabels(te, c)},
 		},
 	}
 }

@@ -27,8 +27,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
+	"github.com/ticketfair/ticketfair/internal/kubelint"
 	"github.com/ticketfair/ticketfair/workloads/config"
 )
 
@@ -246,5 +249,70 @@ func TestNetworkPolicies(t *testing.T) {
 		if len(rule) != 1 || rule[0].From != nil || len(rule[0].Ports) != 1 || rule[0].Ports[0].Port.String() != "http" {
 			t.Fatalf("%s without peers: ingress %+v", c, rule)
 		}
+	}
+}
+
+// The sale's objects pass kube-linter's default checks (internal/kubelint):
+// PDBs let unhealthy pods be evicted, the migration Job is cleaned up after
+// it finished, every multi-replica Deployment spreads over nodes.
+func TestRenderedObjectsPassKubeLinterChecks(t *testing.T) {
+	te := event()
+	two := int32(2)
+	te.Spec.Relay.Replicas = &two
+	te.Spec.Booking.Autoscaling = &ticketsv1alpha1.Autoscaling{MinReplicas: 2, MaxReplicas: 5}
+	te.Spec.NetworkPolicy = &ticketsv1alpha1.NetworkPolicy{Enabled: true}
+	o, err := Render(te, Options{Image: "ticketfair:1.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, obj := range o.All() {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: u})
+	}
+	if o.MigrationJob.Spec.TTLSecondsAfterFinished == nil || *o.MigrationJob.Spec.TTLSecondsAfterFinished != int32(MigrationJobTTL/time.Second) {
+		t.Fatalf("migration Job ttlSecondsAfterFinished %v", o.MigrationJob.Spec.TTLSecondsAfterFinished)
+	}
+	findings, err := kubelint.Lint(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range findings {
+		t.Error(f)
+	}
+}
+
+// Unset, payment.timeout follows holds.ttl (config.DefaultPaymentTimeout);
+// set, it is taken as it is.
+func TestPaymentTimeoutFollowsHoldTTL(t *testing.T) {
+	bookingEnv := func(te *ticketsv1alpha1.TicketEvent) config.Booking {
+		t.Helper()
+		o, err := Render(te, Options{Image: "ticketfair:1.0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b config.Booking
+		data := o.ConfigMaps[Booking].Data
+		if err := config.LoadFrom(nil, nil, func(k string) (string, bool) { v, ok := data[k]; return v, ok }, &b); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	te := event()
+	te.Spec.Holds.TTL = &metav1.Duration{Duration: 2 * time.Minute}
+	if b := bookingEnv(te); b.HoldTTL != 2*time.Minute || b.PaymentTimeout != 96*time.Second {
+		t.Fatalf("holds.ttl 2m alone: hold %s, payment timeout %s, want 2m0s and 1m36s", b.HoldTTL, b.PaymentTimeout)
+	}
+	te.Spec.Holds.TTL = nil
+	if b := bookingEnv(te); b.PaymentTimeout != 4*time.Minute {
+		t.Fatalf("defaults: payment timeout %s, want 4m (4/5 of booking's default hold TTL)", b.PaymentTimeout)
+	}
+	te.Spec.Holds.TTL = &metav1.Duration{Duration: 10 * time.Minute}
+	te.Spec.Payment.Timeout = &metav1.Duration{Duration: 3 * time.Minute}
+	if b := bookingEnv(te); b.PaymentTimeout != 3*time.Minute {
+		t.Fatalf("set payment timeout %s, want 3m", b.PaymentTimeout)
 	}
 }

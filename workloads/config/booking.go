@@ -25,3 +25,11 @@ type Booking struct {
 	SeatMapRefresh      time.Duration `env:"TICKETFAIR_SEAT_MAP_REFRESH" flag:"seat-map-refresh" default:"1s" usage:"how stale the cached seat map may be"`
 	DatabaseMaxConns    int           `env:"TICKETFAIR_DATABASE_MAX_CONNS" flag:"database-max-conns" default:"20" usage:"size of the PostgreSQL connection pool"`
 }
+
+// DefaultPaymentTimeout is the payment timeout when none is set: 4/5 of the
+// hold TTL, which leaves the last fifth of a hold (a minute of the default
+// five) between the end of the provider's checkout and the hold's. It is the
+// only place this default is computed: booking applies it to an unset
+// TICKETFAIR_PAYMENT_TIMEOUT, and the operator to an unset spec.payment.timeout,
+// so the timeout follows the hold TTL it must stay below.
+func DefaultPaymentTimeout(holdTTL time.Duration) time.Duration { return holdTTL * 4 / 5 }

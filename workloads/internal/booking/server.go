@@ -63,7 +63,7 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 		return errors.New("booking: max seats per customer, hold TTL, sweep interval and sweep batch must be positive")
 	}
 	if cfg.PaymentTimeout == 0 {
-		cfg.PaymentTimeout = defaultPaymentTimeout(cfg.HoldTTL)
+		cfg.PaymentTimeout = config.DefaultPaymentTimeout(cfg.HoldTTL)
 	}
 	if cfg.PaymentTimeout < 0 || cfg.PaymentTimeout >= cfg.HoldTTL {
 		return fmt.Errorf("booking: payment timeout %s must be positive and shorter than the hold TTL %s", cfg.PaymentTimeout, cfg.HoldTTL)

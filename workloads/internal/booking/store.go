@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 )
@@ -58,12 +59,8 @@ type Store struct {
 
 // NewStore returns the store of one event.
 func NewStore(pool *pgxpool.Pool, eventID int64, holdTTL time.Duration, maxSeats int, currency string) *Store {
-	return &Store{pool: pool, eventID: eventID, holdTTL: holdTTL, paymentTimeout: defaultPaymentTimeout(holdTTL), maxSeats: maxSeats, currency: currency}
+	return &Store{pool: pool, eventID: eventID, holdTTL: holdTTL, paymentTimeout: config.DefaultPaymentTimeout(holdTTL), maxSeats: maxSeats, currency: currency}
 }
-
-// defaultPaymentTimeout leaves the last fifth of a hold (a minute of the
-// default five) between the end of the provider's checkout and the hold's.
-func defaultPaymentTimeout(holdTTL time.Duration) time.Duration { return holdTTL * 4 / 5 }
 
 // inTx runs fn in a transaction, running it again on deadlocks and
 // serialization failures so they never reach a user.
