@@ -98,7 +98,8 @@ func (r *Report) check() {
 	}
 }
 
-func (r *Report) print(w io.Writer) {
+// Print writes the report as a person reads it.
+func (r *Report) Print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "\nSALE REPORT\tevent %d, %d customers, %d seats, MAX_ACTIVE %d\n", r.EventID, r.Customers, r.Seats, r.MaxActive)
 	fmt.Fprintf(tw, "seats sold\t%d\n", r.SeatsSold)
