@@ -544,6 +544,10 @@ func migrationJob(te *ticketsv1alpha1.TicketEvent, opts Options, env renderedEnv
 	}
 }
 
+// preStopPause is how long a serving pod keeps accepting after it was
+// told to stop, until its endpoints are gone everywhere.
+const preStopPause = 5
+
 var defaultReplicas = map[Component]int32{Queue: 2, Booking: 2, Relay: 1, Tickets: 2}
 
 func deployment(te *ticketsv1alpha1.TicketEvent, opts Options, c Component, env renderedEnv, port int32) *appsv1.Deployment {
@@ -618,6 +622,11 @@ func podSpec(te *ticketsv1alpha1.TicketEvent, opts Options, c Component, env ren
 			FailureThreshold: 2,
 			TimeoutSeconds:   2,
 		}
+		// SIGTERM and the removal of the pod's endpoints happen at once,
+		// but kube-proxy and load balancers still send new connections for
+		// a moment: keep serving through the pause, then shut down
+		// gracefully (shutdown grace 10s; pause + grace < the 30s period).
+		ctr.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: preStopPause}}}
 	}
 	spec := corev1.PodSpec{
 		Containers:                    []corev1.Container{ctr},

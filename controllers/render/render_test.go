@@ -248,3 +248,31 @@ func TestNetworkPolicies(t *testing.T) {
 		}
 	}
 }
+
+// TestServingPodsStopCleanly: each serving container keeps accepting
+// through a pre-stop pause (its endpoints leave kube-proxy after SIGTERM is
+// sent), then has its shutdown grace, and both fit in the pod's
+// termination grace period, so no request is cut off in a rollout.
+func TestServingPodsStopCleanly(t *testing.T) {
+	o, err := Render(event(), Options{Image: "img"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var common config.Server
+	if err := config.LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, &common); err != nil {
+		t.Fatal(err)
+	}
+	for c, d := range o.Deployments {
+		pod := d.Spec.Template.Spec
+		ctr := pod.Containers[0]
+		if ctr.Lifecycle == nil || ctr.Lifecycle.PreStop == nil || ctr.Lifecycle.PreStop.Sleep == nil || ctr.Lifecycle.PreStop.Sleep.Seconds < 2 {
+			t.Errorf("%s: no pre-stop pause of at least 2s: %+v", c, ctr.Lifecycle)
+			continue
+		}
+		pause := time.Duration(ctr.Lifecycle.PreStop.Sleep.Seconds) * time.Second
+		grace := time.Duration(*pod.TerminationGracePeriodSeconds) * time.Second
+		if pause+common.ShutdownGrace+5*time.Second > grace {
+			t.Errorf("%s: pre-stop %v + shutdown grace %v + 5s margin > terminationGracePeriod %v", c, pause, common.ShutdownGrace, grace)
+		}
+	}
+}
