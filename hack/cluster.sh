@@ -232,7 +232,9 @@ cmd_up() {
   local pause_tar=${1:?usage: hack/cluster.sh up PAUSE_IMAGE.tar}
   [ "$(id -u)" -eq 0 ] || die "needs root"
   if cmd_status 2>/dev/null; then log "cluster already up"; return 0; fi
-  [ ! -e "/run/netns/$netns" ] || die "namespace $netns exists: run hack/cluster.sh down first"
+  local left
+  left=$(leftovers)
+  [ -z "$left" ] || die "a previous cluster left behind: $left (run hack/cluster.sh down)"
   kube_binaries
   local t0=$(date +%s)
   rm -rf "$dir" && mkdir -p "$dir"/{run,logs,pki,containerd,cni,etcd,kubelet/root,kubelet/pod-logs,netns}
