@@ -267,9 +267,9 @@ leftovers() {
   local p
   for p in /proc/[0-9]*; do
     # shims name our socket; containers and daemons live in our namespaces
-    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$sock" ||
+    if tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF -- "$sock" ||
        { [ -n "$ns_inode" ] && [ "$(stat -L -c %i "$p/ns/net" 2>/dev/null)" = "$ns_inode" ]; }; then
-      echo "process ${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline" | cut -c1-100)"
+      echo "process ${p#/proc/}: $(tr '\0' ' ' 2>/dev/null <"$p/cmdline" | cut -c1-100)"
     fi
   done
   awk -v d="$dir/" 'index($2, d) == 1 {print "mount " $2}' /proc/mounts

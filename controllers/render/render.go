@@ -260,6 +260,7 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 
 	var q config.Queue
 	defaults(&q)
+	q.DrainDelay = drainDelay
 	q.EventID = s.EventID
 	q.RedisURL = secretRef(s.Redis.URLSecretRef)
 	identity(&q.Identity, s.Identity)
@@ -292,6 +293,7 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 
 	var b config.Booking
 	defaults(&b)
+	b.DrainDelay = drainDelay
 	b.EventID = s.EventID
 	b.DatabaseURL = secretRef(s.Postgres.URLSecretRef)
 	b.RedisURL = secretRef(s.Redis.URLSecretRef)
@@ -318,6 +320,7 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 
 	var r config.Relay
 	defaults(&r)
+	r.DrainDelay = drainDelay
 	r.DatabaseURL = secretRef(s.Postgres.URLSecretRef)
 	kafka(&r.Kafka, s.Kafka)
 	if port, err = httpPort(r.HTTPAddr); err != nil {
@@ -327,6 +330,7 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 
 	var t config.Tickets
 	defaults(&t)
+	t.DrainDelay = drainDelay
 	t.DatabaseURL = secretRef(s.Postgres.URLSecretRef)
 	kafka(&t.Kafka, s.Kafka)
 	identity(&t.Identity, s.Identity)
@@ -544,9 +548,11 @@ func migrationJob(te *ticketsv1alpha1.TicketEvent, opts Options, env renderedEnv
 	}
 }
 
-// preStopPause is how long a serving pod keeps accepting after it was
-// told to stop, until its endpoints are gone everywhere.
-const preStopPause = 5
+// drainDelay is how long a serving pod keeps answering after SIGTERM,
+// closing each connection after its response, while its endpoints leave
+// kube-proxy and load balancers; then it shuts down with its shutdown grace
+// (10s). Both fit in the pod's 30s termination grace period.
+const drainDelay = 5 * time.Second
 
 var defaultReplicas = map[Component]int32{Queue: 2, Booking: 2, Relay: 1, Tickets: 2}
 
@@ -622,11 +628,6 @@ func podSpec(te *ticketsv1alpha1.TicketEvent, opts Options, c Component, env ren
 			FailureThreshold: 2,
 			TimeoutSeconds:   2,
 		}
-		// SIGTERM and the removal of the pod's endpoints happen at once,
-		// but kube-proxy and load balancers still send new connections for
-		// a moment: keep serving through the pause, then shut down
-		// gracefully (shutdown grace 10s; pause + grace < the 30s period).
-		ctr.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: preStopPause}}}
 	}
 	spec := corev1.PodSpec{
 		Containers:                    []corev1.Container{ctr},

@@ -249,30 +249,30 @@ func TestNetworkPolicies(t *testing.T) {
 	}
 }
 
-// TestServingPodsStopCleanly: each serving container keeps accepting
-// through a pre-stop pause (its endpoints leave kube-proxy after SIGTERM is
-// sent), then has its shutdown grace, and both fit in the pod's
-// termination grace period, so no request is cut off in a rollout.
+// TestServingPodsStopCleanly: each serving workload keeps answering for a
+// drain delay after SIGTERM (its endpoints leave kube-proxy only then),
+// then has its shutdown grace, and both fit in the pod's termination grace
+// period, so no request is cut off in a rollout.
 func TestServingPodsStopCleanly(t *testing.T) {
 	o, err := Render(event(), Options{Image: "img"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var common config.Server
-	if err := config.LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, &common); err != nil {
-		t.Fatal(err)
-	}
 	for c, d := range o.Deployments {
-		pod := d.Spec.Template.Spec
-		ctr := pod.Containers[0]
-		if ctr.Lifecycle == nil || ctr.Lifecycle.PreStop == nil || ctr.Lifecycle.PreStop.Sleep == nil || ctr.Lifecycle.PreStop.Sleep.Seconds < 2 {
-			t.Errorf("%s: no pre-stop pause of at least 2s: %+v", c, ctr.Lifecycle)
-			continue
+		cm := o.ConfigMaps[c]
+		if cm == nil {
+			t.Fatalf("%s: no ConfigMap", c)
 		}
-		pause := time.Duration(ctr.Lifecycle.PreStop.Sleep.Seconds) * time.Second
-		grace := time.Duration(*pod.TerminationGracePeriodSeconds) * time.Second
-		if pause+common.ShutdownGrace+5*time.Second > grace {
-			t.Errorf("%s: pre-stop %v + shutdown grace %v + 5s margin > terminationGracePeriod %v", c, pause, common.ShutdownGrace, grace)
+		var srv config.Server
+		if err := config.LoadFrom(nil, nil, func(k string) (string, bool) { v, ok := cm.Data[k]; return v, ok }, &srv); err != nil {
+			t.Fatal(err)
+		}
+		if srv.DrainDelay < 2*time.Second {
+			t.Errorf("%s: drain delay %v, want at least 2s for the endpoints to leave kube-proxy", c, srv.DrainDelay)
+		}
+		grace := time.Duration(*d.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second
+		if srv.DrainDelay+srv.ShutdownGrace+5*time.Second > grace {
+			t.Errorf("%s: drain %v + shutdown grace %v + 5s margin > terminationGracePeriod %v", c, srv.DrainDelay, srv.ShutdownGrace, grace)
 		}
 	}
 }

@@ -310,6 +310,7 @@ type podPeak struct {
 	component string
 	rss       int64
 	cpu       float64
+	cpuTotal  float64 // core-seconds while sampled
 	lastCPU   int64
 	lastAt    time.Time
 }
@@ -347,6 +348,7 @@ func (u *usage) sample(pods []podRef) {
 			if c := float64(ns-pk.lastCPU) / float64(now.Sub(pk.lastAt).Nanoseconds()); c > pk.cpu {
 				pk.cpu = c
 			}
+			pk.cpuTotal += float64(ns-pk.lastCPU) / 1e9
 		}
 		pk.lastCPU, pk.lastAt = ns, now
 	}
@@ -380,7 +382,8 @@ func memoryStat(dir, key string) int64 {
 	return 0
 }
 
-// byComponent is the highest peak among a component's pods.
+// byComponent is the highest peak among a component's pods, and their
+// CPU time together.
 func (u *usage) byComponent() map[string]podPeak {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -393,6 +396,7 @@ func (u *usage) byComponent() map[string]podPeak {
 		if p.cpu > cur.cpu {
 			cur.cpu = p.cpu
 		}
+		cur.cpuTotal += p.cpuTotal
 		cur.component = p.component
 		out[p.component] = cur
 	}

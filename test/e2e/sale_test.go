@@ -245,6 +245,7 @@ metadata:
 	var res struct {
 		Endpoints []struct {
 			Endpoint string         `json:"endpoint"`
+			Requests uint64         `json:"requests"`
 			ByStatus map[int]uint64 `json:"byStatus"`
 		} `json:"endpoints"`
 	}
@@ -287,9 +288,24 @@ metadata:
 	t.Logf("terminated containers: %v", exits.codes())
 
 	// 7. Resources measured under the sale.
+	served := map[string]uint64{}
+	for _, e := range res.Endpoints {
+		switch e.Endpoint {
+		case "join", "poll", "leave", "stats":
+			served["queue"] += e.Requests
+		case "hold", "seats", "webhook":
+			served["booking"] += e.Requests
+		case "tickets":
+			served["tickets"] += e.Requests
+		}
+	}
 	var lines []string
 	for comp, p := range use.byComponent() {
-		lines = append(lines, fmt.Sprintf("%-10s peak RSS %4.0f MiB  peak CPU %.2f cores", comp, float64(p.rss)/(1<<20), p.cpu))
+		line := fmt.Sprintf("%-10s peak RSS %4.0f MiB  peak CPU %.2f cores  CPU %.1f s", comp, float64(p.rss)/(1<<20), p.cpu, p.cpuTotal)
+		if n := served[comp]; n > 0 {
+			line += fmt.Sprintf(" for %d requests: %.2f ms per request", n, 1000*p.cpuTotal/float64(n))
+		}
+		lines = append(lines, line)
 	}
 	slices.Sort(lines)
 	t.Logf("per pod, under the sale:\n%s", strings.Join(lines, "\n"))
@@ -413,33 +429,36 @@ func checkPodSecurity(t *testing.T, c *cli) {
 }
 
 // checkGrace: a booking pod gets more time to stop than it takes: the
-// pre-stop pause (endpoints removed before the server stops accepting) plus
-// the server's shutdown grace must fit in terminationGracePeriodSeconds.
+// drain after SIGTERM (its endpoints leave kube-proxy meanwhile) plus the
+// server's shutdown grace must fit in terminationGracePeriodSeconds.
 func checkGrace(t *testing.T, c *cli, te *ticketsv1alpha1.TicketEvent) {
 	t.Helper()
 	var d appsv1.Deployment
 	c.getJSON(&d, "-n", saleNS, "get", "deploy", render.Name(te, render.Booking))
 	pod := d.Spec.Template.Spec
 	grace := time.Duration(ptr.Deref(pod.TerminationGracePeriodSeconds, 30)) * time.Second
-	ctr := pod.Containers[0]
-	var preStop time.Duration
-	if ctr.Lifecycle != nil && ctr.Lifecycle.PreStop != nil && ctr.Lifecycle.PreStop.Sleep != nil {
-		preStop = time.Duration(ctr.Lifecycle.PreStop.Sleep.Seconds) * time.Second
-	}
-	shutdown := 10 * time.Second // config.Common's default
-	for _, e := range ctr.Env {
-		if e.Name == "TICKETFAIR_SHUTDOWN_GRACE" {
-			if v, err := time.ParseDuration(e.Value); err == nil {
-				shutdown = v
+	setting := func(name string) time.Duration {
+		for _, e := range pod.Containers[0].Env {
+			if e.Name == name && e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
+				var cm corev1.ConfigMap
+				c.getJSON(&cm, "-n", saleNS, "get", "configmap", e.ValueFrom.ConfigMapKeyRef.Name)
+				v, err := time.ParseDuration(cm.Data[e.ValueFrom.ConfigMapKeyRef.Key])
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				return v
 			}
 		}
+		t.Fatalf("booking has no %s from its ConfigMap", name)
+		return 0
 	}
-	t.Logf("booking: preStop %v + shutdown grace %v within terminationGracePeriod %v", preStop, shutdown, grace)
-	if preStop == 0 {
-		t.Errorf("booking has no preStop pause: the Service may still send it connections after SIGTERM")
+	drain, shutdown := setting("TICKETFAIR_DRAIN_DELAY"), setting("TICKETFAIR_SHUTDOWN_GRACE")
+	t.Logf("booking: drain %v + shutdown grace %v within terminationGracePeriod %v", drain, shutdown, grace)
+	if drain == 0 {
+		t.Errorf("booking does not drain: the Service may still send it connections after SIGTERM")
 	}
-	if preStop+shutdown >= grace {
-		t.Errorf("booking: preStop %v + shutdown grace %v >= terminationGracePeriod %v: requests in flight would be killed", preStop, shutdown, grace)
+	if drain+shutdown >= grace {
+		t.Errorf("booking: drain %v + shutdown grace %v >= terminationGracePeriod %v: requests in flight would be killed", drain, shutdown, grace)
 	}
 }
 
