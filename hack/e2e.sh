@@ -9,6 +9,7 @@
 # usage: hack/e2e.sh IMAGE_DIR KUBE_VERSION ETCD_VERSION HELM   (make e2e)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
 
 image_dir=${1:?image directory (make image)}
 export KUBE_VERSION=${2:?kubernetes version} ETCD_VERSION=${3:?etcd version}
@@ -18,7 +19,7 @@ cluster_dir=${TICKETFAIR_CLUSTER_DIR:-/tmp/ticketfair-cluster}
 
 if ! hack/cluster.sh status 2>/dev/null; then
   # ours to stop, whatever happens from here on
-  trap 'rc=$?; hack/cluster.sh down || rc=1; exit $rc' EXIT
+  trap 'rc=$?; "$root/hack/cluster.sh" down || rc=1; exit $rc' EXIT
   hack/cluster.sh up "$image_dir/pause.tar"
 fi
 hack/cluster.sh import "$image_dir/ticketfair.tar"

@@ -306,6 +306,14 @@ metadata:
 			line += fmt.Sprintf(" for %d requests: %.2f ms per request", n, 1000*p.cpuTotal/float64(n))
 		}
 		lines = append(lines, line)
+		// The operator's defaults come from this measurement: a pod's peak
+		// must stay within its default memory request.
+		if comp != "operator" {
+			def := render.DefaultResources(render.Component(comp))
+			if req := def.Requests.Memory(); p.rss > req.Value() {
+				t.Errorf("%s: peak RSS %d MiB above its default memory request %s", comp, p.rss>>20, req)
+			}
+		}
 	}
 	slices.Sort(lines)
 	t.Logf("per pod, under the sale:\n%s", strings.Join(lines, "\n"))
