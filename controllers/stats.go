@@ -21,8 +21,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
 	"github.com/ticketfair/ticketfair/controllers/render"
@@ -50,6 +55,21 @@ type HTTPStats struct {
 // QueueServiceURL is the in-cluster base URL of a TicketEvent's queue.
 func QueueServiceURL(te *ticketsv1alpha1.TicketEvent) string {
 	return fmt.Sprintf("http://%s.%s.svc:8080", render.Name(te, render.Queue), te.Namespace)
+}
+
+// QueueServiceIPURL is the base URL of a TicketEvent's queue at its
+// Service's ClusterIP, read from the Service the operator owns, so the
+// figures do not depend on a cluster DNS add-on (the operator's pod may
+// have none, and it saves a lookup per fetch). Without a ClusterIP yet it
+// is QueueServiceURL.
+func QueueServiceIPURL(ctx context.Context, c client.Reader, te *ticketsv1alpha1.TicketEvent) string {
+	var svc corev1.Service
+	key := client.ObjectKey{Namespace: te.Namespace, Name: render.Name(te, render.Queue)}
+	if err := c.Get(ctx, key, &svc); err != nil || len(svc.Spec.Ports) == 0 ||
+		svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		return QueueServiceURL(te)
+	}
+	return "http://" + net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(svc.Spec.Ports[0].Port)))
 }
 
 // FetchStats implements StatsFetcher.

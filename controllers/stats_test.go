@@ -22,7 +22,13 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
+	"github.com/ticketfair/ticketfair/controllers/render"
+	"github.com/ticketfair/ticketfair/internal/testenv"
 )
 
 // HTTPStats decodes held and sold; a queue that does not report them
@@ -56,5 +62,34 @@ func TestHTTPStatsInventory(t *testing.T) {
 				t.Fatalf("stats %+v, want remaining %d held %d sold %d", s, tc.remaining, tc.held, tc.sold)
 			}
 		})
+	}
+}
+
+// The operator reaches the queue at its Service's ClusterIP, assigned by
+// the apiserver, so no cluster DNS is needed; before the Service exists it
+// falls back to the Service's DNS name.
+func TestQueueServiceIPURL(t *testing.T) {
+	ctx := context.Background()
+	_, cfg := testenv.Kube(t)
+	c, err := client.New(cfg, client.Options{Scheme: newScheme(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	te := minimalEvent("default", "ipurl")
+	if got, want := QueueServiceIPURL(ctx, c, te), "http://ipurl-queue.default.svc:8080"; got != want {
+		t.Errorf("without the Service: %s, want %s", got, want)
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: render.Name(te, render.Queue)},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8080}}},
+	}
+	if err := c.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.ClusterIP == "" {
+		t.Fatal("the apiserver assigned no ClusterIP")
+	}
+	if got, want := QueueServiceIPURL(ctx, c, te), "http://"+svc.Spec.ClusterIP+":8080"; got != want {
+		t.Errorf("with the Service: %s, want %s", got, want)
 	}
 }

@@ -67,7 +67,7 @@ type TicketEventReconciler struct {
 	Options render.Options
 	// Recorder records Events on the TicketEvent; nil records none.
 	Recorder events.EventRecorder
-	// Stats fetches the sale figures; nil uses HTTPStats on the queue Service.
+	// Stats fetches the sale figures; nil uses HTTPStats on the queue Service's ClusterIP.
 	Stats StatsFetcher
 	// StatsInterval defaults to DefaultStatsInterval.
 	StatsInterval time.Duration
@@ -393,7 +393,7 @@ func (r *TicketEventReconciler) stepStats(ctx context.Context, te *ticketsv1alph
 	}
 	f := r.Stats
 	if f == nil {
-		f = &HTTPStats{}
+		f = &HTTPStats{BaseURL: func(te *ticketsv1alpha1.TicketEvent) string { return QueueServiceIPURL(ctx, r.Client, te) }}
 	}
 	s, err := f.FetchStats(ctx, te)
 	if err != nil {

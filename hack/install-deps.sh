@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests and the local sale need, only when
 # they are missing: redis-server, the PostgreSQL 15 server and Chromium (the
-# web pages' browser tests) (Debian).
+# web pages' browser tests) (Debian). With "cluster", also what `make image`
+# and the single-node cluster (hack/cluster.sh) need: CA certificates and
+# time zones for the image, containerd, runc, the CNI plugins, iptables,
+# conntrack and openssl.
+#
+# usage: hack/install-deps.sh [cluster]
 set -euo pipefail
 
 missing=()
@@ -13,6 +18,18 @@ id postgres >/dev/null 2>&1 || missing+=(postgresql-15)
 # headless browser of the web pages' tests (workloads/internal/web)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 
+if [ "${1:-}" = cluster ]; then
+  [ -r /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
+  [ -d /usr/share/zoneinfo ] || missing+=(tzdata)
+  command -v containerd >/dev/null 2>&1 || missing+=(containerd)
+  command -v runc >/dev/null 2>&1 || missing+=(runc)
+  [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+  command -v iptables >/dev/null 2>&1 || missing+=(iptables)
+  command -v conntrack >/dev/null 2>&1 || missing+=(conntrack)
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  command -v nsenter >/dev/null 2>&1 || missing+=(util-linux)
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
@@ -22,6 +39,6 @@ echo ">> installing ${missing[*]}"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # Debian starts the packaged services; the tests start their own servers.
-for svc in redis-server postgresql; do
+for svc in redis-server postgresql containerd; do
   $sudo systemctl disable --now "$svc" >/dev/null 2>&1 || $sudo service "$svc" stop >/dev/null 2>&1 || true
 done

@@ -280,7 +280,7 @@ type Workload struct {
 	// Image of the ticketfair workloads; defaults to the operator's --workload-image.
 	// +optional
 	Image string `json:"image,omitempty"`
-	// Resources of the container; defaults to requests cpu 100m, memory 128Mi and a 512Mi memory limit.
+	// Resources of the container; defaults per component, measured under a sale (docs/operator.md, Resources).
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 	// NodeSelector constrains the pods to nodes with these labels.

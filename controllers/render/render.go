@@ -260,6 +260,7 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 
 	var q config.Queue
 	defaults(&q)
+	q.DrainDelay = drainDelay
 	q.EventID = s.EventID
 	q.RedisURL = secretRef(s.Redis.URLSecretRef)
 	identity(&q.Identity, s.Identity)
@@ -292,6 +293,7 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 
 	var b config.Booking
 	defaults(&b)
+	b.DrainDelay = drainDelay
 	b.EventID = s.EventID
 	b.DatabaseURL = secretRef(s.Postgres.URLSecretRef)
 	b.RedisURL = secretRef(s.Redis.URLSecretRef)
@@ -321,6 +323,7 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 
 	var r config.Relay
 	defaults(&r)
+	r.DrainDelay = drainDelay
 	r.DatabaseURL = secretRef(s.Postgres.URLSecretRef)
 	kafka(&r.Kafka, s.Kafka)
 	if port, err = httpPort(r.HTTPAddr); err != nil {
@@ -330,6 +333,7 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 
 	var t config.Tickets
 	defaults(&t)
+	t.DrainDelay = drainDelay
 	t.DatabaseURL = secretRef(s.Postgres.URLSecretRef)
 	kafka(&t.Kafka, s.Kafka)
 	identity(&t.Identity, s.Identity)
@@ -556,6 +560,33 @@ func migrationJob(te *ticketsv1alpha1.TicketEvent, opts Options, env renderedEnv
 	}
 }
 
+// DefaultResources are a component's container resources when the
+// TicketEvent sets none. They come from the pods' cgroups under the
+// end-to-end sale on a real node (test/e2e): each memory request is about
+// three times the peak RSS measured there, each memory limit about twice
+// the peak RSS of the same service in the 2,000,000-person local sale, and
+// each CPU request about the peak measured there (docs/operator.md,
+// Resources). No CPU limit: throttling a sale's pods only adds latency.
+func DefaultResources(c Component) corev1.ResourceRequirements {
+	r := map[Component]struct{ cpu, memory, limit string }{
+		Queue:   {"200m", "64Mi", "256Mi"},
+		Booking: {"100m", "64Mi", "256Mi"},
+		Relay:   {"50m", "32Mi", "128Mi"},
+		Tickets: {"100m", "32Mi", "256Mi"},
+		Migrate: {"100m", "64Mi", "256Mi"},
+	}[c]
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(r.cpu), corev1.ResourceMemory: resource.MustParse(r.memory)},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(r.limit)},
+	}
+}
+
+// drainDelay is how long a serving pod keeps answering after SIGTERM,
+// closing each connection after its response, while its endpoints leave
+// kube-proxy and load balancers; then it shuts down with its shutdown grace
+// (10s). Both fit in the pod's 30s termination grace period.
+const drainDelay = 5 * time.Second
+
 var defaultReplicas = map[Component]int32{Queue: 2, Booking: 2, Relay: 1, Tickets: 2}
 
 func deployment(te *ticketsv1alpha1.TicketEvent, opts Options, c Component, env renderedEnv, port int32) *appsv1.Deployment {
@@ -595,10 +626,7 @@ func deployment(te *ticketsv1alpha1.TicketEvent, opts Options, c Component, env 
 
 func podSpec(te *ticketsv1alpha1.TicketEvent, opts Options, c Component, env renderedEnv, port int32) corev1.PodSpec {
 	w := workload(te, c)
-	resources := corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
-		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
-	}
+	resources := DefaultResources(c)
 	if w.Resources != nil {
 		resources = *w.Resources.DeepCopy()
 	}

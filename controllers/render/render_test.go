@@ -25,6 +25,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -314,5 +315,66 @@ func TestPaymentTimeoutFollowsHoldTTL(t *testing.T) {
 	te.Spec.Payment.Timeout = &metav1.Duration{Duration: 3 * time.Minute}
 	if b := bookingEnv(te); b.PaymentTimeout != 3*time.Minute {
 		t.Fatalf("set payment timeout %s, want 3m", b.PaymentTimeout)
+	}
+}
+
+// TestServingPodsStopCleanly: each serving workload keeps answering for a
+// drain delay after SIGTERM (its endpoints leave kube-proxy only then),
+// then has its shutdown grace, and both fit in the pod's termination grace
+// period, so no request is cut off in a rollout.
+func TestServingPodsStopCleanly(t *testing.T) {
+	o, err := Render(event(), Options{Image: "img"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, d := range o.Deployments {
+		cm := o.ConfigMaps[c]
+		if cm == nil {
+			t.Fatalf("%s: no ConfigMap", c)
+		}
+		var srv config.Server
+		if err := config.LoadFrom(nil, nil, func(k string) (string, bool) { v, ok := cm.Data[k]; return v, ok }, &srv); err != nil {
+			t.Fatal(err)
+		}
+		if srv.DrainDelay < 2*time.Second {
+			t.Errorf("%s: drain delay %v, want at least 2s for the endpoints to leave kube-proxy", c, srv.DrainDelay)
+		}
+		grace := time.Duration(*d.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second
+		if srv.DrainDelay+srv.ShutdownGrace+5*time.Second > grace {
+			t.Errorf("%s: drain %v + shutdown grace %v + 5s margin > terminationGracePeriod %v", c, srv.DrainDelay, srv.ShutdownGrace, grace)
+		}
+	}
+}
+
+// TestDefaultResources: a workload without resources in the spec gets its
+// component's measured defaults, a memory request within its limit and no
+// CPU limit; one with resources keeps exactly those.
+func TestDefaultResources(t *testing.T) {
+	te := event()
+	te.Spec.Queue.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
+	o, err := Render(te, Options{Image: "img"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, d := range o.Deployments {
+		got := d.Spec.Template.Spec.Containers[0].Resources
+		if c == Queue {
+			if !reflect.DeepEqual(got, *te.Spec.Queue.Resources) {
+				t.Errorf("queue: resources %v, want the spec's %v", got, te.Spec.Queue.Resources)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(got, DefaultResources(c)) {
+			t.Errorf("%s: resources %v, want the defaults %v", c, got, DefaultResources(c))
+		}
+	}
+	for _, c := range append([]Component{Migrate}, Components...) {
+		r := DefaultResources(c)
+		if r.Requests.Cpu().IsZero() || r.Requests.Memory().Cmp(*r.Limits.Memory()) > 0 || !r.Limits.Cpu().IsZero() {
+			t.Errorf("%s: default resources %v: want CPU and memory requests, memory request within the limit, no CPU limit", c, r)
+		}
+	}
+	if got := o.MigrationJob.Spec.Template.Spec.Containers[0].Resources; !reflect.DeepEqual(got, DefaultResources(Migrate)) {
+		t.Errorf("migration Job: resources %v, want %v", got, DefaultResources(Migrate))
 	}
 }

@@ -6,6 +6,7 @@ import "time"
 type Server struct {
 	HTTPAddr      string        `env:"TICKETFAIR_HTTP_ADDR" flag:"http-addr" default:":8080" usage:"address the HTTP API, probes and /metrics listen on"`
 	ShutdownGrace time.Duration `env:"TICKETFAIR_SHUTDOWN_GRACE" flag:"shutdown-grace" default:"10s" usage:"time in-flight requests get to finish on SIGTERM"`
+	DrainDelay    time.Duration `env:"TICKETFAIR_DRAIN_DELAY" flag:"drain-delay" default:"0s" usage:"on SIGTERM, keep serving this long (closing each connection after its response) before shutting down; a pod needs it while its endpoints leave the Service"`
 }
 
 // Event names the sale a workload serves.

@@ -136,7 +136,7 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 	go func() { defer wg.Done(); keys.run(runCtx, 5*time.Minute) }()
 	go func() { defer wg.Done(); s.sweepLoop(runCtx) }()
 
-	err = httpapi.Serve(ctx, cfg.HTTPAddr, s.routes(), cfg.ShutdownGrace, ready)
+	err = httpapi.ServeDrain(ctx, cfg.HTTPAddr, s.routes(), cfg.DrainDelay, cfg.ShutdownGrace, ready)
 	stop()
 	wg.Wait()
 	s.waitReleases(5 * time.Second)

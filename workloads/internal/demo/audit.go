@@ -49,8 +49,8 @@ func parseCommandStats(info string) map[string]int64 {
 
 // ledger is what PostgreSQL says happened: the source of truth.
 type ledger struct {
-	SeatsSold, OrdersPaid, OrdersExpired, OrdersRefund, OrdersPending, TicketsIssued int64
-	SeatsInTwoPaidOrders, SoldWithoutPaidOrder, PaidSeatsNotSold, DuplicateTickets   int64
+	Seats, SeatsSold, OrdersPaid, OrdersExpired, OrdersRefund, OrdersPending, TicketsIssued int64
+	SeatsInTwoPaidOrders, SoldWithoutPaidOrder, PaidSeatsNotSold, DuplicateTickets          int64
 }
 
 func queryLedger(ctx context.Context, conn *pgx.Conn, eventID int64) (ledger, error) {
@@ -59,6 +59,7 @@ func queryLedger(ctx context.Context, conn *pgx.Conn, eventID int64) (ledger, er
 		dst *int64
 		sql string
 	}{
+		{&l.Seats, `SELECT count(*) FROM seat WHERE event_id=$1`},
 		{&l.SeatsSold, `SELECT count(*) FROM seat WHERE event_id=$1 AND status='SOLD'`},
 		{&l.OrdersPaid, `SELECT count(*) FROM ticket_order WHERE event_id=$1 AND status='PAID'`},
 		{&l.OrdersExpired, `SELECT count(*) FROM ticket_order WHERE event_id=$1 AND status='EXPIRED'`},
@@ -87,17 +88,46 @@ func queryLedger(ctx context.Context, conn *pgx.Conn, eventID int64) (ledger, er
 	return l, nil
 }
 
-// audit waits until every paid seat has its ticket (or ctx ends), then
-// checks the ledger, the admission log and the figures of the run.
+// audit is Audit on this sale, with the figures only a local sale has:
+// the services' peak memory and Redis commands per request.
 func (s *sale) audit(ctx context.Context, res *loadtest.Result, before, after map[string]int64) (*Report, error) {
-	conn, err := pgx.Connect(ctx, s.db)
+	rep, err := Audit(ctx, AuditConfig{DatabaseURL: s.db, RedisURL: s.redis, EventID: s.o.EventID, MaxActive: s.o.MaxActive}, res)
+	if err != nil {
+		return nil, err
+	}
+	rep.Customers = s.o.Customers
+	rep.PeakMemoryBytes = map[string]int64{}
+	for n, p := range s.procs {
+		rep.PeakMemoryBytes[n] = p.peakRSS()
+	}
+	rep.redisFigures(before, after)
+	return rep, nil
+}
+
+// AuditConfig says where a sale's records are and what it promised.
+type AuditConfig struct {
+	DatabaseURL string
+	RedisURL    string
+	EventID     int64
+	// MaxActive is the highest admission.maxActive the sale ran with.
+	MaxActive int
+}
+
+// Audit checks a finished sale from its records and the crowd's result:
+// nothing sold twice (by SQL on the ledger), one ticket per sold seat,
+// nobody admitted twice, FIFO admission after opening (from the queue's
+// admit log), and no more customers active than MaxActive. It first waits
+// until every paid seat has its ticket, or ctx ends. The violations are in
+// Report.Problems; the error is for records that cannot be read.
+func Audit(ctx context.Context, cfg AuditConfig, res *loadtest.Result) (*Report, error) {
+	conn, err := pgx.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var l ledger
 	for {
-		if l, err = queryLedger(ctx, conn, s.o.EventID); err != nil {
+		if l, err = queryLedger(context.WithoutCancel(ctx), conn, cfg.EventID); err != nil {
 			return nil, err
 		}
 		if l.TicketsIssued >= l.SeatsSold && l.OrdersPending == 0 {
@@ -111,37 +141,32 @@ func (s *sale) audit(ctx context.Context, res *loadtest.Result, before, after ma
 	}
 done:
 	rep := &Report{
-		EventID: s.o.EventID, Customers: s.o.Customers, Seats: s.seats, MaxActive: s.o.MaxActive,
+		EventID: cfg.EventID, Customers: int(res.Counts.Customers), Seats: int(l.Seats), MaxActive: cfg.MaxActive,
 		SeatsSold: l.SeatsSold, OrdersPaid: l.OrdersPaid, OrdersExpired: l.OrdersExpired,
 		OrdersRefundRequired: l.OrdersRefund, OrdersPending: l.OrdersPending, TicketsIssued: l.TicketsIssued,
 		DoubleSold:      DoubleSold{SeatsInTwoPaidOrders: l.SeatsInTwoPaidOrders, SoldWithoutPaidOrder: l.SoldWithoutPaidOrder, PaidSeatsNotSold: l.PaidSeatsNotSold, DuplicateTickets: l.DuplicateTickets},
 		Crowd:           res.Counts,
 		Endpoints:       res.Endpoints,
 		DurationSeconds: res.Duration.Seconds(),
-		PeakMemoryBytes: map[string]int64{},
 	}
 	if res.SoldOutAt > 0 {
 		rep.TimeToSellOutSeconds = res.SoldOutAt.Seconds()
 	}
-	for n, p := range s.procs {
-		rep.PeakMemoryBytes[n] = p.peakRSS()
-	}
-	if err := s.auditFairness(ctx, rep); err != nil {
+	if err := auditFairness(context.WithoutCancel(ctx), cfg, rep); err != nil {
 		rep.Problems = append(rep.Problems, "fairness audit: "+err.Error())
 	}
-	rep.redisFigures(before, after)
 	rep.check()
 	return rep, nil
 }
 
-func (s *sale) auditFairness(ctx context.Context, rep *Report) error {
-	opt, err := redis.ParseURL(s.redis)
+func auditFairness(ctx context.Context, cfg AuditConfig, rep *Report) error {
+	opt, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
 		return err
 	}
 	c := redis.NewClient(opt)
 	defer c.Close()
-	entries, err := c.LRange(ctx, zone.AdmitLogKey(s.o.EventID), 0, -1).Result()
+	entries, err := c.LRange(ctx, zone.AdmitLogKey(cfg.EventID), 0, -1).Result()
 	if err != nil {
 		return err
 	}

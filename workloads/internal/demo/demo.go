@@ -343,7 +343,7 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 	if err != nil {
 		return nil, err
 	}
-	rep.print(s.o.Out)
+	rep.Print(s.o.Out)
 	if s.o.ReportJSON != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(s.o.ReportJSON, b, 0o644); err != nil {

@@ -98,7 +98,8 @@ func (r *Report) check() {
 	}
 }
 
-func (r *Report) print(w io.Writer) {
+// Print writes the report as a person reads it.
+func (r *Report) Print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "\nSALE REPORT\tevent %d, %d customers, %d seats, MAX_ACTIVE %d\n", r.EventID, r.Customers, r.Seats, r.MaxActive)
 	fmt.Fprintf(tw, "seats sold\t%d\n", r.SeatsSold)
@@ -110,7 +111,9 @@ func (r *Report) print(w io.Writer) {
 	fmt.Fprintf(tw, "pre-queue shuffle\t%d admitted, rank correlation with arrival %.3f\n", r.Fairness.PreQueueAdmitted, r.Fairness.PreQueueSpearman)
 	fmt.Fprintf(tw, "max active (sampled)\t%d\n", r.Crowd.MaxActiveSample)
 	fmt.Fprintf(tw, "time to sell out\t%.1fs after opening\n", r.TimeToSellOutSeconds)
-	fmt.Fprintf(tw, "redis per join/poll\t%.3f script calls, %.3f commands (all services, counting those inside scripts)\n", r.RedisScriptsPerJoinPoll, r.RedisCommandsPerJoinPoll)
+	if r.RedisCommands != nil { // measured by a local sale only
+		fmt.Fprintf(tw, "redis per join/poll\t%.3f script calls, %.3f commands (all services, counting those inside scripts)\n", r.RedisScriptsPerJoinPoll, r.RedisCommandsPerJoinPoll)
+	}
 	fmt.Fprintf(tw, "crowd\tjoined %d (pre-queue %d), abandoned %d, never claimed %d, sold-out seen %d, holds %d, conflicts %d, let expire %d, paid %d, webhook twice %d\n",
 		r.Crowd.Joined, r.Crowd.JoinedPreQueue, r.Crowd.Abandoned, r.Crowd.NeverClaimed, r.Crowd.SoldOutSeen,
 		r.Crowd.HoldsOK, r.Crowd.HoldConflicts, r.Crowd.HoldsAbandoned, r.Crowd.PaymentsSent, r.Crowd.WebhooksTwice)
@@ -123,7 +126,9 @@ func (r *Report) print(w io.Writer) {
 	for _, n := range names {
 		mem = append(mem, fmt.Sprintf("%s %.0f MiB", n, float64(r.PeakMemoryBytes[n])/(1<<20)))
 	}
-	fmt.Fprintf(tw, "peak memory\t%s\n", strings.Join(mem, ", "))
+	if len(mem) > 0 {
+		fmt.Fprintf(tw, "peak memory\t%s\n", strings.Join(mem, ", "))
+	}
 	fmt.Fprintf(tw, "duration\t%.1fs\n", r.DurationSeconds)
 	tw.Flush()
 	fmt.Fprintf(tw, "\nENDPOINT\tREQUESTS\tERRORS\tP50 ms\tP99 ms\tSTATUS\n")

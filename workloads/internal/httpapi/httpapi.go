@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -142,12 +143,28 @@ func (f HandlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // gracefully, giving in-flight requests up to grace to finish. ready, when
 // not nil, receives the bound address once listening.
 func Serve(ctx context.Context, addr string, handler http.Handler, grace time.Duration, ready func(net.Addr)) error {
+	return ServeDrain(ctx, addr, handler, 0, grace, ready)
+}
+
+// ServeDrain is Serve that, once ctx is cancelled, first keeps serving for
+// drain with every response closing its connection, then shuts down. A
+// stopping pod's endpoints leave kube-proxy a moment after SIGTERM, and its
+// clients' keep-alive connections stay open: during the drain, new
+// connections still get answers, and clients move to other pods without a
+// request racing the close of an idle connection.
+func ServeDrain(ctx context.Context, addr string, handler http.Handler, drain, grace time.Duration, ready func(net.Addr)) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
+	var draining atomic.Bool
 	srv := &http.Server{
-		Handler:           handler,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if draining.Load() {
+				w.Header().Set("Connection", "close")
+			}
+			handler.ServeHTTP(w, r)
+		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -163,6 +180,14 @@ func Serve(ctx context.Context, addr string, handler http.Handler, grace time.Du
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	}
+	if drain > 0 {
+		draining.Store(true)
+		select {
+		case err := <-errc:
+			return err
+		case <-time.After(drain):
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()

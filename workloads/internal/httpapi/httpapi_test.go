@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func decodeError(t *testing.T, rec *httptest.ResponseRecorder) map[string]any {
@@ -140,5 +142,50 @@ func TestMux(t *testing.T) {
 	}
 	if p := m.Patterns(); len(p) != 3 || p[0] != "GET /things/{id}" {
 		t.Errorf("Patterns() = %q", p)
+	}
+}
+
+// TestServeDrain: after the stop signal the server keeps answering for
+// the drain, on a kept-alive connection and on a new one, and tells each
+// client to close its connection; only then does it stop listening.
+func TestServeDrain(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan net.Addr, 1)
+	errc := make(chan error, 1)
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	go func() { errc <- ServeDrain(ctx, "127.0.0.1:0", ok, time.Second, time.Second, func(a net.Addr) { addrc <- a }) }()
+	url := "http://" + (<-addrc).String() + "/"
+	keepAlive := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	resp, err := keepAlive.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Close {
+		t.Fatal("before the stop, the response closes the connection")
+	}
+	cancel()
+	time.Sleep(100 * time.Millisecond)
+	stopped := time.Now()
+	for name, c := range map[string]*http.Client{"kept-alive": keepAlive, "new": {Transport: &http.Transport{}}} {
+		resp, err := c.Get(url)
+		if err != nil {
+			t.Fatalf("%s connection during the drain: %v", name, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent || !resp.Close {
+			t.Errorf("%s connection during the drain: status %d, Connection: close %v", name, resp.StatusCode, resp.Close)
+		}
+	}
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("server still running 5s after a 1s drain")
+	}
+	if d := time.Since(stopped); d < 700*time.Millisecond {
+		t.Errorf("stopped %v after the signal, before the 1s drain ended", d)
 	}
 }

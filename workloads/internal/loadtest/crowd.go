@@ -82,8 +82,8 @@ type Counts struct {
 type Result struct {
 	Counts    Counts          `json:"counts"`
 	Endpoints []EndpointStats `json:"endpoints"`
-	Duration  time.Duration   `json:"-"`
-	SoldOutAt time.Duration   `json:"-"` // since opening, when first seen
+	Duration  time.Duration   `json:"duration"`
+	SoldOutAt time.Duration   `json:"soldOutAt"` // since opening, when first seen
 }
 
 type behaviour uint8

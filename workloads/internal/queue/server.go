@@ -144,7 +144,7 @@ func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(ne
 			}
 		})
 	}
-	err = httpapi.Serve(ctx, cfg.HTTPAddr, s.routes(), cfg.ShutdownGrace, ready)
+	err = httpapi.ServeDrain(ctx, cfg.HTTPAddr, s.routes(), cfg.DrainDelay, cfg.ShutdownGrace, ready)
 	cancel()
 	for _, wait := range bg {
 		wait()

@@ -408,7 +408,7 @@ func Run(ctx context.Context, cfg config.Relay, ready func(net.Addr)) error {
 		defer close(done)
 		_ = r.Run(ctx)
 	}()
-	err = httpapi.Serve(ctx, cfg.HTTPAddr, r.Handler(reg), cfg.ShutdownGrace, ready)
+	err = httpapi.ServeDrain(ctx, cfg.HTTPAddr, r.Handler(reg), cfg.DrainDelay, cfg.ShutdownGrace, ready)
 	cancel()
 	<-done
 	return err

@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg config.Tickets, ready func(net.Addr)) error {
 		cancel() // a consumer that stops takes the service down: Kubernetes restarts it
 		errc <- err
 	}()
-	err = httpapi.Serve(ctx, cfg.HTTPAddr, s.Handler(), cfg.ShutdownGrace, ready)
+	err = httpapi.ServeDrain(ctx, cfg.HTTPAddr, s.Handler(), cfg.DrainDelay, cfg.ShutdownGrace, ready)
 	cancel()
 	cerr := <-errc
 	_ = s.Close()

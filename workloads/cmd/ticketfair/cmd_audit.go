@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/demo"
+	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
+)
+
+func init() {
+	register("audit", "check a sale driven by loadtest: nothing sold twice, one ticket per seat, fair admission", runAudit)
+}
+
+func runAudit(ctx context.Context, args []string) error {
+	var cfg demo.AuditConfig
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	fs.Int64Var(&cfg.EventID, "event-id", 1, "event id")
+	fs.IntVar(&cfg.MaxActive, "max-active", 0, "the highest admission.maxActive of the sale")
+	result := fs.String("loadtest-json", "", "the result of `ticketfair loadtest --report-json`")
+	reportJSON := fs.String("report-json", "", "also write the report as JSON to this file")
+	wait := fs.Duration("wait", time.Minute, "how long to wait for the last paid seats' tickets")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: ticketfair audit [flags]\n\nThe sale's records come from the environment: TICKETFAIR_AUDIT_DATABASE_URL (PostgreSQL)\nand TICKETFAIR_AUDIT_REDIS_URL (Redis). Exits 1 when a promise was broken.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg.DatabaseURL = os.Getenv("TICKETFAIR_AUDIT_DATABASE_URL")
+	cfg.RedisURL = os.Getenv("TICKETFAIR_AUDIT_REDIS_URL")
+	if cfg.DatabaseURL == "" || cfg.RedisURL == "" || *result == "" || cfg.MaxActive <= 0 {
+		fs.Usage()
+		return errors.New("set TICKETFAIR_AUDIT_DATABASE_URL, TICKETFAIR_AUDIT_REDIS_URL, -loadtest-json and -max-active")
+	}
+	b, err := os.ReadFile(*result)
+	if err != nil {
+		return err
+	}
+	var res loadtest.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("%s: %w", *result, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, *wait)
+	defer cancel()
+	rep, err := demo.Audit(wctx, cfg, &res)
+	if err != nil {
+		return err
+	}
+	rep.Print(os.Stdout)
+	if *reportJSON != "" {
+		out, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(*reportJSON, out, 0o644); err != nil {
+			return err
+		}
+	}
+	if len(rep.Problems) > 0 {
+		return errors.New("the sale's audit failed: " + strings.Join(rep.Problems, "; "))
+	}
+	return nil
+}
