@@ -153,7 +153,9 @@ func TestServeDrain(t *testing.T) {
 	addrc := make(chan net.Addr, 1)
 	errc := make(chan error, 1)
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	go func() { errc <- ServeDrain(ctx, "127.0.0.1:0", ok, time.Second, time.Second, func(a net.Addr) { addrc <- a }) }()
+	go func() {
+		errc <- ServeDrain(ctx, "127.0.0.1:0", ok, time.Second, time.Second, func(a net.Addr) { addrc <- a })
+	}()
 	url := "http://" + (<-addrc).String() + "/"
 	keepAlive := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	resp, err := keepAlive.Get(url)
