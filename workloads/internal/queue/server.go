@@ -75,6 +75,7 @@ type service struct {
 	keys     *accesstoken.KeySet
 	verifier *identity.Verifier
 	m        *metrics
+	pub      stateServer
 }
 
 func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(net.Addr)) error {
@@ -190,6 +191,7 @@ func (s *service) runAdmitter(ctx context.Context, kube *rest.Config) error {
 func (s *service) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /events/{eventId}/queue", s.handle("join", s.join))
+	mux.Handle("GET /events/{eventId}/queue/state", s.handle("state", s.state))
 	mux.Handle("GET /events/{eventId}/queue/{queueId}", s.handle("poll", s.poll))
 	mux.Handle("DELETE /events/{eventId}/queue/{queueId}", s.handle("leave", s.leave))
 	mux.Handle("GET /events/{eventId}/stats", s.handle("stats", s.stats))
@@ -279,8 +281,11 @@ func (s *service) customer(r *http.Request) (string, error) {
 
 // view is the JSON of a place.
 type view struct {
-	QueueID              string     `json:"queueId,omitempty"`
-	Status               string     `json:"status"`
+	QueueID string `json:"queueId,omitempty"`
+	Status  string `json:"status"`
+	// Place is the score the queueId carries, once sales are open: the page
+	// compares it with the public state's watermark.
+	Place                int64      `json:"place,omitempty"`
 	Position             int64      `json:"position"`
 	Ahead                int64      `json:"ahead"`
 	EstimatedWaitSeconds int64      `json:"estimatedWaitSeconds"`
@@ -351,6 +356,7 @@ func (s *service) waitingView(v *view, score int64) {
 		v.PollAfterSeconds = int(min(max(time.Until(set.SalesOpenAt).Seconds(), 1), 15))
 		return
 	}
+	v.Place = score
 	v.Ahead = snap.ahead(score)
 	v.Position = v.Ahead + 1
 	rate := snap.admissionRate(set)
@@ -419,7 +425,7 @@ func (s *service) claimView(ctx context.Context, v *view, customer string, score
 	if err != nil {
 		return err
 	}
-	v.SalesOpen = true
+	v.SalesOpen, v.Place = true, score
 	switch c.Status {
 	case "waiting":
 		s.waitingView(v, score)
