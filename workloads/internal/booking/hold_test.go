@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 )
@@ -441,5 +444,54 @@ func TestSweeper(t *testing.T) {
 	if !containsAll(string(m.body), `ticketfair_booking_sweeper_rows_total{kind="seats"} 4`, `ticketfair_booking_sweeper_rows_total{kind="sessions"} 1`, `ticketfair_booking_holds_total{result="ok"} 5`,
 		`ticketfair_booking_confirms_total{result="paid"} 1`, "ticketfair_booking_db_pool_max_conns 20") {
 		t.Fatalf("metrics:\n%s", m.body)
+	}
+}
+
+// queryCounter counts the statements a pool sends (each a round trip).
+type queryCounter struct{ n atomic.Int64 }
+
+func (c *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (c *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// A successful hold is one statement: one round trip to the database
+// (BEGIN, the statements and COMMIT were four).
+func TestHoldOneRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	url, _ := testDB(t, testSeating)
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qc queryCounter
+	pcfg.ConnConfig.Tracer = &qc
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := pool.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := NewStore(pool, testEvent, time.Hour, 4, "EUR")
+	before := qc.n.Load()
+	h, err := st.Hold(ctx, "one-trip", "s", []string{"A-3-2", "A-3-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := qc.n.Load() - before; n != 1 {
+		t.Fatalf("a hold sent %d statements, want 1", n)
+	}
+	var seats, orderSeats int64
+	var amount string
+	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM seat WHERE order_id = $1 AND status = 'HELD' AND held_by = 'one-trip'),
+		(SELECT count(*) FROM order_seat WHERE order_id = $1), (SELECT amount::text FROM ticket_order WHERE id = $1 AND status = 'PENDING')`,
+		h.OrderID).Scan(&seats, &orderSeats, &amount); err != nil {
+		t.Fatal(err)
+	}
+	if seats != 2 || orderSeats != 2 || amount != h.Amount || !slices.Equal(h.Seats, []string{"A-3-1", "A-3-2"}) {
+		t.Fatalf("hold %+v: %d seats held, %d order seats, amount %s", h, seats, orderSeats, amount)
 	}
 }

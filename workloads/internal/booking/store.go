@@ -58,8 +58,14 @@ func defaultPaymentTimeout(holdTTL time.Duration) time.Duration { return holdTTL
 // inTx runs fn in a transaction, running it again on deadlocks and
 // serialization failures so they never reach a user.
 func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return s.retry(ctx, func() error { return pgx.BeginFunc(ctx, s.pool, fn) })
+}
+
+// retry runs fn (one transaction) again on deadlocks, serialization
+// failures and a racing unique key, with jittered backoff.
+func (s *Store) retry(ctx context.Context, fn func() error) error {
 	for attempt := 0; ; attempt++ {
-		err := pgx.BeginFunc(ctx, s.pool, fn)
+		err := fn()
 		if err == nil {
 			return nil
 		}
@@ -117,17 +123,13 @@ type Hold struct {
 	PayBy time.Time `json:"payBy"`
 }
 
-const holdSeatSQL = `
-UPDATE seat SET status = 'HELD', held_by = $3, order_id = $4,
-       hold_expires_at = now() + $5::bigint * interval '1 millisecond', updated_at = now()
- WHERE event_id = $1 AND seat_id = $2
-   AND (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at <= now()))
-RETURNING section, price::text`
-
-// Hold holds all of seats for customer, or none. One transaction: the
-// customer's advisory lock (so parallel holds cannot add up past the
-// limit), the limit check, the PENDING order, then one conditional UPDATE
-// per seat in sorted order.
+// Hold holds all of seats for customer, or none, in one database round
+// trip: the hold_seats function (migration 00004) called as one statement,
+// its own transaction. It takes the customer's advisory lock (so parallel
+// holds cannot add up past the limit), counts the customer's seats under
+// it, locks the seats in sorted order, and writes the PENDING order, the
+// seats and the order's seats only if every seat is free; times come from
+// the database clock. Deadlocks and serialization failures are retried.
 func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []string) (*Hold, error) {
 	sorted, err := s.checkSeats(seats)
 	if err != nil {
@@ -137,74 +139,33 @@ func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []st
 		res         *Hold
 		unavailable []string
 	)
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.retry(ctx, func() error {
 		orderID := uuid.New()
-		res, unavailable = nil, nil
-		b := &pgx.Batch{}
-		b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`, customer, s.eventID)
-		b.Queue(`SELECT count(*) FROM seat WHERE event_id = $1 AND held_by = $2
-		          AND (status = 'SOLD' OR (status = 'HELD' AND hold_expires_at > now()))`, s.eventID, customer)
-		b.Queue(`INSERT INTO ticket_order (id, customer_id, event_id, session_id, amount, currency, hold_expires_at)
-		         VALUES ($1, $2, $3, $4, 0, $5, now() + $6::bigint * interval '1 millisecond')
-		         RETURNING hold_expires_at`, orderID, customer, s.eventID, sessionID, s.currency, s.holdTTL.Milliseconds())
-		for _, id := range sorted {
-			b.Queue(holdSeatSQL, s.eventID, id, customer, orderID, s.holdTTL.Milliseconds())
-		}
-		br := tx.SendBatch(ctx, b)
 		var (
-			already  int64
-			expires  time.Time
-			total    Cents
-			sections = make([]string, len(sorted))
-			prices   = make([]string, len(sorted))
+			result, amount   *string
+			already          *int64
+			expires          *time.Time
+			sections, prices []string
 		)
-		if _, err := br.Exec(); err != nil {
-			br.Close()
+		unavailable = nil
+		if err := s.pool.QueryRow(ctx, `SELECT * FROM hold_seats($1, $2, $3, $4, $5, $6, $7, $8)`,
+			s.eventID, customer, sessionID, orderID, sorted, s.holdTTL.Milliseconds(), s.maxSeats, s.currency,
+		).Scan(&result, &already, &unavailable, &expires, &amount, &sections, &prices); err != nil {
 			return err
 		}
-		if err := br.QueryRow().Scan(&already); err != nil {
-			br.Close()
-			return err
-		}
-		if err := br.QueryRow().Scan(&expires); err != nil {
-			br.Close()
-			return err
-		}
-		for i, id := range sorted {
-			err := br.QueryRow().Scan(&sections[i], &prices[i])
-			if errors.Is(err, pgx.ErrNoRows) {
-				unavailable = append(unavailable, id)
-				continue
-			}
-			if err != nil {
-				br.Close()
-				return err
-			}
-			p, err := ParseCents(prices[i])
-			if err != nil {
-				br.Close()
-				return fmt.Errorf("seat %s price: %w", id, err)
-			}
-			total += p
-		}
-		if err := br.Close(); err != nil {
-			return err
-		}
-		if already+int64(len(sorted)) > int64(s.maxSeats) {
-			return errSeatLimit(s.maxSeats, already)
-		}
-		if len(unavailable) > 0 {
+		switch {
+		case result == nil || already == nil:
+			return errors.New("hold_seats: no result")
+		case *result == "limit":
+			return errSeatLimit(s.maxSeats, *already)
+		case *result == "unavailable":
 			return errUnavailableSeats(unavailable)
+		case *result != "held" || expires == nil || amount == nil || len(sections) != len(sorted):
+			return fmt.Errorf("hold_seats: unexpected result %q", *result)
 		}
-		if _, err := tx.Exec(ctx, `
-			WITH os AS (
-				INSERT INTO order_seat (order_id, event_id, seat_id, section, price)
-				SELECT $1, $2, u.seat_id, u.section, u.price::numeric
-				  FROM unnest($3::text[], $4::text[], $5::text[]) AS u(seat_id, section, price)
-			)
-			UPDATE ticket_order SET amount = $6::numeric WHERE id = $1`,
-			orderID, s.eventID, sorted, sections, prices, total.String()); err != nil {
-			return err
+		total, err := ParseCents(*amount)
+		if err != nil {
+			return fmt.Errorf("hold amount: %w", err)
 		}
 		res = &Hold{OrderID: orderID.String(), Seats: sorted, Amount: total.String(), Currency: s.currency,
 			ExpiresAt: expires.UTC(), PayBy: expires.Add(s.paymentTimeout - s.holdTTL).UTC()}
