@@ -53,6 +53,9 @@ type Row struct {
 
 const eventID = 1
 
+// waitingPeople is the size of the bench's waiting crowd.
+const waitingPeople = 10000
+
 // Run performs every measurement and prints the ratios.
 func Run(ctx context.Context, o Options) ([]Row, error) {
 	if o.Out == nil {
@@ -159,8 +162,33 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		q := queueIDs[(w*7919+i)%len(queueIDs)]
 		return call(ctx, hc, http.MethodGet, s.queueURL+"/events/1/queue/"+q.id, map[string]string{"Authorization": "Bearer " + q.tok}, "", nil, http.StatusOK)
 	})
+	logf("ticketfair: a waiting crowd, per-person polls, then the public state through nginx ...")
+	ng, err := localsvc.StartNginx(ctx, s.queueURL)
+	if err != nil {
+		return nil, err
+	}
+	defer ng.Stop()
+	people := make([]person, 0, waitingPeople)
+	for _, q := range queueIDs[:min(len(queueIDs), waitingPeople)] {
+		people = append(people, person{tok: q.tok, id: q.id})
+	}
+	before, err := measureWaiting(ctx, "per-person polls every 5 s (the page before)", hc, s.queueURL, ng.URL, s.rdb, people, o.Duration, 5*time.Second, time.Minute, false)
+	if err != nil {
+		return nil, err
+	}
+	after, err := measureWaiting(ctx, "public state every 5 s through nginx + per-person heartbeat every 60 s", hc, s.queueURL, ng.URL, s.rdb, people, o.Duration, 5*time.Second, time.Minute, true)
+	if err != nil {
+		return nil, err
+	}
 	logf("ticketfair: holds ...")
 	holds, err := s.measureHolds(ctx, hc, o)
+	if err != nil {
+		return nil, err
+	}
+	// After the holds, so the map is a mix of held and available seats.
+	logf("ticketfair: seat map bytes at 50,000 seats ...")
+	time.Sleep(1100 * time.Millisecond) // the seat map cache's refresh
+	seatBytes, err := seatMapBytes(ctx, s.bookingURL)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +201,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		// The admitter's primitive, for reference: members popped per second.
 		{What: "(reference only)", Baseline: "redis-benchmark ZPOPMIN 100, members/s", BaselineRPS: zpopRPS * 100},
 	}
-	table := formatRows(rows, o)
+	table := formatRows(rows, o) + formatWaiting([]waitingCost{before, after}) + seatBytes
 	fmt.Fprint(o.Out, table)
 	if o.Markdown != "" {
 		doc := "# Benchmark results\n\nProduced by `make bench` (`ticketfair bench`): every figure comes from ONE run on one machine, " +
@@ -347,6 +375,42 @@ func (s *services) measureHolds(ctx context.Context, hc *http.Client, o Options)
 		body, _ := json.Marshal(map[string]any{"seats": []string{seats[k%len(seats)]}})
 		return call(ctx, hc, http.MethodPost, s.bookingURL+"/events/1/holds", map[string]string{"X-Queue-Token": tokens[k], "Content-Type": "application/json"}, string(body), nil, http.StatusCreated)
 	}), nil
+}
+
+// seatMapBytes compares the seat map's size as an object per seat with
+// the compact one (a status string per row), gzipped as served.
+func seatMapBytes(ctx context.Context, bookingURL string) (string, error) {
+	size := func(query, encoding string) (int, string, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, bookingURL+"/events/1/seats"+query, nil)
+		req.Header.Set("Accept-Encoding", encoding)
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return 0, "", fmt.Errorf("seat map%s: %d", query, resp.StatusCode)
+		}
+		return len(b), resp.Header.Get("Content-Encoding"), err
+	}
+	perSeat, _, err := size("", "identity")
+	if err != nil {
+		return "", err
+	}
+	rows, _, err := size("?format=rows", "identity")
+	if err != nil {
+		return "", err
+	}
+	gz, enc, err := size("?format=rows", "gzip")
+	if err != nil {
+		return "", err
+	}
+	if enc != "gzip" {
+		return "", fmt.Errorf("seat map not gzipped")
+	}
+	return fmt.Sprintf("\nseat map of 50,000 seats: %d bytes as an object per seat, %d per row, %d per row gzipped (%.0fx fewer)\n",
+		perSeat, rows, gz, float64(perSeat)/float64(gz)), nil
 }
 
 // call sends one request of the closed loop; it fails unless the answer's

@@ -50,11 +50,18 @@ type sectionView struct {
 	Available int    `json:"available"`
 }
 
-// seatMap is the booking service's GET /events/{id}/seats: per-section
-// counts and every seat's state (seat ids are "<section>-<row>-<seat>").
+// seatMap is the booking service's compact GET /events/{id}/seats?format=rows:
+// per-section counts and one status string per row ('A' available), which
+// seats expands (seat ids are "<section>-<row>-<seat>").
 type seatMap struct {
 	Sections []sectionView `json:"sections"`
-	Seats    []seatView    `json:"seats"`
+	Rows     []struct {
+		Section string `json:"section"`
+		Row     int    `json:"row"`
+		First   int    `json:"first"`
+		Seats   string `json:"seats"`
+	} `json:"rows"`
+	Seats []seatView `json:"-"`
 }
 
 type holdResponse struct {
@@ -173,14 +180,22 @@ func (a *api) stats(ctx context.Context) (map[string]any, bool) {
 }
 
 func (a *api) seats(ctx context.Context, section string) (seatMap, bool) {
-	url := a.eventPath(a.bookingURL) + "/seats"
+	url := a.eventPath(a.bookingURL) + "/seats?format=rows"
 	if section != "" {
-		url += "?section=" + section
+		url += "&section=" + section
 	}
 	r := a.do(ctx, "seats", http.MethodGet, url, nil, nil)
 	var m seatMap
 	if r.status != http.StatusOK || json.Unmarshal(r.body, &m) != nil {
 		return m, false
+	}
+	status := map[byte]string{'A': "AVAILABLE", 'H': "HELD", 'S': "SOLD"}
+	for _, row := range m.Rows {
+		for i := 0; i < len(row.Seats); i++ {
+			if st, ok := status[row.Seats[i]]; ok {
+				m.Seats = append(m.Seats, seatView{ID: fmt.Sprintf("%s-%d-%d", row.Section, row.Row, row.First+i), Status: st})
+			}
+		}
 	}
 	return m, true
 }

@@ -384,8 +384,21 @@
       updateChoice();
     }
 
+    // The compact seat map has one status string per row ('A' available,
+    // 'H' held, 'S' sold, '-' no seat); expand it to {id, status}.
+    const codes = { A: "AVAILABLE", H: "HELD", S: "SOLD" };
+    function seatsOf(d) {
+      const out = [];
+      for (const row of d.rows || []) {
+        for (let i = 0; i < row.seats.length; i++) {
+          const st = codes[row.seats[i]];
+          if (st) out.push({ id: row.section + "-" + row.row + "-" + (row.first + i), status: st });
+        }
+      }
+      return out;
+    }
     async function loadSection(name) {
-      const r = await api("GET", "/events/" + eventId + "/seats?section=" + encodeURIComponent(name));
+      const r = await api("GET", "/events/" + eventId + "/seats?format=rows&section=" + encodeURIComponent(name), { cache: "default" });
       if (r.status !== 200) { message(errMsg(r)); return; }
       if (name !== section) return;
       currency = r.data.currency || currency;
@@ -394,7 +407,7 @@
         const label = [...sectionsEl.querySelectorAll("input")].find((i) => i.value === s.name);
         if (label) text(label.nextSibling, "Section " + s.name + " · " + s.price + " " + currency + " · " + nf.format(s.available) + " available");
       }
-      renderSeats(r.data.seats || []);
+      renderSeats(seatsOf(r.data));
       text(asof, "Availability as of " + new Date(r.data.asOf || Date.now()).toLocaleTimeString() + "; refreshed every few seconds.");
     }
     function chooseSection(name) {
@@ -480,14 +493,14 @@
     });
 
     async function startPicker() {
-      const r = await api("GET", "/events/" + eventId + "/seats");
+      const r = await api("GET", "/events/" + eventId + "/seats?format=rows", { cache: "default" });
       if (r.status !== 200) { message(errMsg(r)); setTimeout(startPicker, 3000); return; }
       currency = r.data.currency || "";
       const secs = r.data.sections || [];
       if (!section && secs.length) section = (secs.find((s) => s.available > 0) || secs[0]).name;
       renderSections(secs);
       show(picker, true);
-      const cur = (r.data.seats || []).filter((s) => seatLabel(s.id).section === section);
+      const cur = seatsOf(r.data).filter((s) => seatLabel(s.id).section === section);
       renderSeats(cur);
       text($("limit"), "Choose up to " + MAX_SEATS + " seats. Use Tab and Space to choose with the keyboard.");
       text(asof, "Availability as of " + new Date(r.data.asOf || Date.now()).toLocaleTimeString() + "; refreshed every few seconds.");
