@@ -41,6 +41,48 @@ redis.call('HSET', KEYS[1], ARGV[1], 'w|' .. arr .. '|' .. score .. '|')
 return {1, 'w', arr, score}
 `
 
+// joinManyScript is joinScript for several customers in one call: the
+// joins of a pod coalesced, applied in order, so FIFO among them is the
+// order they arrived in and a customer twice in one batch gets one place.
+// KEYS: as joinScript. ARGV: salesOpenMs, preQueue, postOpenBase, then
+// (customer, randomKey) pairs. Returns {created, state, arrivalSeq, score}
+// per customer, flattened.
+var joinManyScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local open = now >= tonumber(ARGV[1])
+local out = {}
+for i = 4, #ARGV, 2 do
+  local c = ARGV[i]
+  local rec = redis.call('HGET', KEYS[1], c)
+  local arr, keep
+  if rec then
+    local st, a, sc, sid = string.match(rec, '^(%a)|(%d+)|(%d+)|(.*)$')
+    arr = a
+    if st == 'w' then keep = {0, st, a, sc} end
+    if (st == 'a' or st == 'c') then
+      local exp = redis.call('ZSCORE', KEYS[5], sid)
+      if exp and tonumber(exp) > now then keep = {0, st, a, sc} end
+    end
+  else
+    arr = string.format('%d', redis.call('INCR', KEYS[3]))
+  end
+  if not keep then
+    local score
+    if not open then
+      if ARGV[2] == 'fifo' then score = arr else score = ARGV[i + 1] end
+    else
+      score = string.format('%.0f', tonumber(ARGV[3]) + redis.call('INCR', KEYS[4]))
+    end
+    redis.call('ZADD', KEYS[2], score, c)
+    redis.call('HSET', KEYS[1], c, 'w|' .. arr .. '|' .. score .. '|')
+    keep = {1, 'w', arr, score}
+  end
+  for _, v in ipairs(keep) do table.insert(out, v) end
+end
+return out
+`)
+
 // admitScript is one admitter tick: fence, drop expired sessions, admit
 // min(free, batch) from the front.
 // KEYS: epoch, active, queue, customers, remaining, prerank, watermark, admitted, admitlog.

@@ -76,6 +76,7 @@ type service struct {
 	verifier *identity.Verifier
 	m        *metrics
 	pub      stateServer
+	joins    *joinBatcher // nil: one script call per join
 }
 
 func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(net.Addr)) error {
@@ -136,6 +137,15 @@ func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(ne
 	var bg []func()
 	go func() { s.snap.run(ctx); done <- struct{}{} }()
 	bg = append(bg, func() { <-done })
+	if cfg.JoinBatch > 1 {
+		// The batcher outlives the server's graceful shutdown, so joins in
+		// flight finish.
+		s.joins = newJoinBatcher(s.st, s.live, cfg.JoinBatch)
+		jctx, jcancel := context.WithCancel(context.WithoutCancel(ctx))
+		jdone := make(chan struct{})
+		go func() { s.joins.run(jctx); close(jdone) }()
+		bg = append(bg, func() { jcancel(); <-jdone })
+	}
 	if cfg.Admitter {
 		adone := make(chan error, 1)
 		go func() { adone <- s.runAdmitter(ctx, kube) }()
@@ -317,7 +327,12 @@ func (s *service) join(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
-	p, err := s.st.join(ctx, customer, s.live.Load())
+	var p place
+	if s.joins != nil {
+		p, err = s.joins.join(ctx, customer)
+	} else {
+		p, err = s.st.join(ctx, customer, s.live.Load())
+	}
 	if err != nil {
 		return err
 	}
