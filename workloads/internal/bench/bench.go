@@ -116,8 +116,10 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		return nil, err
 	}
 	hc := httpClient(o.Concurrency)
+	// The same request shape as a join: a POST with a bearer token.
+	plainTok, _ := identity.SignHS256("bench-identity-secret", "bench", "ticketfair", "c0", time.Hour)
 	plain := closedLoop(ctx, o.Concurrency, o.Duration, func(ctx context.Context, w, i int) error {
-		return call(ctx, hc, http.MethodPost, plainURL+"/events/1/queue", nil, "{}", nil, http.StatusCreated)
+		return call(ctx, hc, http.MethodPost, plainURL+"/events/1/queue", map[string]string{"Authorization": "Bearer " + plainTok}, "{}", nil, http.StatusCreated)
 	})
 	stopPlain()
 
@@ -138,22 +140,42 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	var queueIDs []struct{ tok, id string }
 	var next int
 	var nextMu sync.Mutex
-	joins := closedLoop(ctx, o.Concurrency, o.Duration, func(ctx context.Context, w, i int) error {
-		nextMu.Lock()
-		tok := tokens[next%len(tokens)]
-		next++
-		nextMu.Unlock()
-		var resp struct {
-			QueueID string `json:"queueId"`
+	joinVia := func(url string) func(ctx context.Context, w, i int) error {
+		return func(ctx context.Context, w, i int) error {
+			nextMu.Lock()
+			tok := tokens[next%len(tokens)]
+			next++
+			nextMu.Unlock()
+			var resp struct {
+				QueueID string `json:"queueId"`
+			}
+			if err := call(ctx, hc, http.MethodPost, url+"/events/1/queue", map[string]string{"Authorization": "Bearer " + tok}, "{}", &resp, http.StatusCreated, http.StatusOK); err != nil {
+				return err
+			}
+			mu.Lock()
+			queueIDs = append(queueIDs, struct{ tok, id string }{tok, resp.QueueID})
+			mu.Unlock()
+			return nil
 		}
-		if err := call(ctx, hc, http.MethodPost, s.queueURL+"/events/1/queue", map[string]string{"Authorization": "Bearer " + tok}, "{}", &resp, http.StatusCreated, http.StatusOK); err != nil {
-			return err
-		}
-		mu.Lock()
-		queueIDs = append(queueIDs, struct{ tok, id string }{tok, resp.QueueID})
-		mu.Unlock()
-		return nil
-	})
+	}
+	logf("ticketfair: joins with one script call per join ...")
+	cpu0, err := redisCPU(ctx, s.rdb)
+	if err != nil {
+		return nil, err
+	}
+	joinsOne := closedLoop(ctx, o.Concurrency, o.Duration, joinVia(s.queueOneURL))
+	cpu1, err := redisCPU(ctx, s.rdb)
+	if err != nil {
+		return nil, err
+	}
+	logf("ticketfair: joins, coalesced ...")
+	joins := closedLoop(ctx, o.Concurrency, o.Duration, joinVia(s.queueURL))
+	cpu2, err := redisCPU(ctx, s.rdb)
+	if err != nil {
+		return nil, err
+	}
+	cpuOne := (cpu1 - cpu0) / float64(joinsOne.Ops) * 100000
+	cpuBatched := (cpu2 - cpu1) / float64(joins.Ops) * 100000
 	if len(queueIDs) == 0 {
 		return nil, fmt.Errorf("no join succeeded")
 	}
@@ -195,13 +217,16 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 
 	rows := []Row{
 		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "redis-benchmark join script", BaselineRPS: joinScriptRPS},
-		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "plain Go handler", BaselineRPS: plain.PerSecond},
-		{What: "queue polls/s", PerSecond: polls.PerSecond, P50: polls.P50, P99: polls.P99, Baseline: "plain Go handler", BaselineRPS: plain.PerSecond},
+		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "plain Go handler (POST + bearer)", BaselineRPS: plain.PerSecond},
+		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "one script call per join", BaselineRPS: joinsOne.PerSecond},
+		{What: "queue polls/s", PerSecond: polls.PerSecond, P50: polls.P50, P99: polls.P99, Baseline: "plain Go handler (POST + bearer)", BaselineRPS: plain.PerSecond},
 		{What: "booking holds/s", PerSecond: holds.PerSecond, P50: holds.P50, P99: holds.P99, Baseline: "pgbench conditional UPDATE", BaselineRPS: pgbenchTPS},
 		// The admitter's primitive, for reference: members popped per second.
 		{What: "(reference only)", Baseline: "redis-benchmark ZPOPMIN 100, members/s", BaselineRPS: zpopRPS * 100},
 	}
-	table := formatRows(rows, o) + formatWaiting([]waitingCost{before, after}) + seatBytes
+	cpuLine := fmt.Sprintf("\nRedis CPU per 100,000 joins (INFO cpu, user+sys): %.2f s coalesced (%d joins) vs %.2f s with one script call per join (%d joins): %.2fx\n",
+		cpuBatched, joins.Ops, cpuOne, joinsOne.Ops, cpuBatched/cpuOne)
+	table := formatRows(rows, o) + cpuLine + formatWaiting([]waitingCost{before, after}) + seatBytes
 	fmt.Fprint(o.Out, table)
 	if o.Markdown != "" {
 		doc := "# Benchmark results\n\nProduced by `make bench` (`ticketfair bench`): every figure comes from ONE run on one machine, " +
@@ -244,6 +269,7 @@ func dur(d time.Duration) string {
 // services are the queue and booking services running in this process.
 type services struct {
 	queueURL, bookingURL string
+	queueOneURL          string // the queue with one script call per join
 	identitySecret       string
 	keys                 *accesstoken.KeySet
 	rdb                  *redis.Client
@@ -298,6 +324,14 @@ func startServices(ctx context.Context, redisURL, pgURL string) (*services, erro
 	q.SalesOpenAt = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	q.LeaderElection, q.Admitter = false, false // measure joins and polls alone
 	if s.queueURL, err = serve(ctx, s, func(ctx context.Context, ready func(net.Addr)) error { return queue.Run(ctx, q, ready) }); err != nil {
+		return nil, err
+	}
+	// The same queue with one script call per join: the baseline of the
+	// coalesced joins' Redis CPU. Both run through every measurement, so
+	// their snapshot refreshes load Redis alike.
+	q1 := q
+	q1.JoinBatch = 1
+	if s.queueOneURL, err = serve(ctx, s, func(ctx context.Context, ready func(net.Addr)) error { return queue.Run(ctx, q1, ready) }); err != nil {
 		return nil, err
 	}
 	var b config.Booking

@@ -170,6 +170,23 @@ func redisCalls(ctx context.Context, rdb *redis.Client) (int64, error) {
 	return n, nil
 }
 
+// redisCPU is Redis's CPU time so far (INFO cpu: used_cpu_user + used_cpu_sys), in seconds.
+func redisCPU(ctx context.Context, rdb *redis.Client) (float64, error) {
+	info, err := rdb.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0, err
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return total, nil
+}
+
 func formatWaiting(ws []waitingCost) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nwaiting crowd, per waiting person per minute (%d people, %s each)\n\n", ws[0].People, ws[0].Duration)
