@@ -59,7 +59,12 @@ type joinRes struct {
 	err error
 }
 
+// maxJoinBatch bounds a batch: the script unpacks its places into one
+// ZADD and one HSET, within Lua's stack.
+const maxJoinBatch = 1000
+
 func newJoinBatcher(st *store, live *liveSettings, max int) *joinBatcher {
+	max = min(max, maxJoinBatch)
 	return &joinBatcher{st: st, live: live, max: max, reqs: make(chan *joinReq, 4*max)}
 }
 

@@ -90,4 +90,19 @@ func TestJoinManyFIFO(t *testing.T) {
 	if !slices.IsSorted(scores) || scores[0] == scores[1] || scores[1] == scores[2] || scores[2] == scores[3] {
 		t.Fatalf("not FIFO in batch order: %v", scores)
 	}
+	// Arrival numbers follow the batch order too.
+	if !(first.Arrival < ps[0].Arrival && ps[0].Arrival < ps[1].Arrival && ps[1].Arrival < ps[4].Arrival) {
+		t.Fatalf("arrivals not in batch order: %+v", ps)
+	}
+	// Leaving and joining again gives a new place at the back, same arrival.
+	if ok, err := st.leave(ctx, "b", ps[1].Score); !ok || err != nil {
+		t.Fatalf("leave: %v %v", ok, err)
+	}
+	again, err := st.joinMany(ctx, []string{"b", "d"}, testSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again[0].Created || again[0].Arrival != ps[1].Arrival || again[0].Score <= ps[4].Score || again[1].Score <= again[0].Score {
+		t.Fatalf("re-join: %+v after %+v", again, ps)
+	}
 }
