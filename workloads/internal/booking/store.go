@@ -142,15 +142,14 @@ func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []st
 	err = s.retry(ctx, func() error {
 		orderID := uuid.New()
 		var (
-			result, amount   *string
-			already          *int64
-			expires          *time.Time
-			sections, prices []string
+			result, amount *string
+			already        *int64
+			expires        *time.Time
 		)
 		unavailable = nil
 		if err := s.pool.QueryRow(ctx, `SELECT * FROM hold_seats($1, $2, $3, $4, $5, $6, $7, $8)`,
 			s.eventID, customer, sessionID, orderID, sorted, s.holdTTL.Milliseconds(), s.maxSeats, s.currency,
-		).Scan(&result, &already, &unavailable, &expires, &amount, &sections, &prices); err != nil {
+		).Scan(&result, &already, &unavailable, &expires, &amount); err != nil {
 			return err
 		}
 		switch {
@@ -160,7 +159,7 @@ func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []st
 			return errSeatLimit(s.maxSeats, *already)
 		case *result == "unavailable":
 			return errUnavailableSeats(unavailable)
-		case *result != "held" || expires == nil || amount == nil || len(sections) != len(sorted):
+		case *result != "held" || expires == nil || amount == nil:
 			return fmt.Errorf("hold_seats: unexpected result %q", *result)
 		}
 		total, err := ParseCents(*amount)

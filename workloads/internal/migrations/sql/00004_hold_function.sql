@@ -7,8 +7,11 @@
 CREATE FUNCTION hold_seats(p_event bigint, p_customer text, p_session text, p_order uuid, p_seats text[],
                            p_ttl_ms bigint, p_max int, p_currency text,
                            OUT o_result text, OUT o_already bigint, OUT o_unavailable text[],
-                           OUT o_expires_at timestamptz, OUT o_amount text, OUT o_sections text[], OUT o_prices text[])
+                           OUT o_expires_at timestamptz, OUT o_amount text)
 LANGUAGE plpgsql AS $$
+DECLARE
+    v_free   text[];
+    v_amount numeric;
 BEGIN
     -- The customer's lock: parallel holds of one customer cannot add up
     -- past the limit.
@@ -21,34 +24,33 @@ BEGIN
         RETURN;
     END IF;
     -- Lock the seats in sorted (byte) order, the order every writer of seats
-    -- uses, so holds cannot deadlock each other.
-    PERFORM 1 FROM seat WHERE event_id = p_event AND seat_id = ANY (p_seats) ORDER BY seat_id COLLATE "C" FOR UPDATE;
+    -- uses, so holds cannot deadlock each other; read under the locks which
+    -- are free and what they cost.
+    SELECT coalesce(array_agg(l.seat_id) FILTER (WHERE l.free), '{}'), coalesce(sum(l.price) FILTER (WHERE l.free), 0)
+      INTO v_free, v_amount
+      FROM (SELECT seat_id, price, status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at <= now()) AS free
+              FROM seat WHERE event_id = p_event AND seat_id = ANY (p_seats)
+             ORDER BY seat_id COLLATE "C" FOR UPDATE) l;
     -- All or nothing: any seat taken (or unknown) and nothing is written.
-    SELECT coalesce(array_agg(u.id ORDER BY u.id COLLATE "C"), '{}') INTO o_unavailable
-      FROM unnest(p_seats) AS u(id)
-     WHERE NOT EXISTS (SELECT 1 FROM seat s
-                        WHERE s.event_id = p_event AND s.seat_id = u.id
-                          AND (s.status = 'AVAILABLE' OR (s.status = 'HELD' AND s.hold_expires_at <= now())));
-    IF cardinality(o_unavailable) > 0 THEN
+    IF cardinality(v_free) < cardinality(p_seats) THEN
+        SELECT array_agg(u.id ORDER BY u.id COLLATE "C") INTO o_unavailable
+          FROM unnest(p_seats) AS u(id) WHERE u.id <> ALL (v_free);
         o_result := 'unavailable';
         RETURN;
     END IF;
+    o_amount := v_amount::text;
     INSERT INTO ticket_order (id, customer_id, event_id, session_id, amount, currency, hold_expires_at)
-    VALUES (p_order, p_customer, p_event, p_session, 0, p_currency, now() + p_ttl_ms * interval '1 millisecond')
+    VALUES (p_order, p_customer, p_event, p_session, v_amount, p_currency, now() + p_ttl_ms * interval '1 millisecond')
     RETURNING hold_expires_at INTO o_expires_at;
+    -- The seats are locked and free: update them by key.
     WITH held AS (
         UPDATE seat SET status = 'HELD', held_by = p_customer, order_id = p_order,
                         hold_expires_at = o_expires_at, updated_at = now()
          WHERE event_id = p_event AND seat_id = ANY (p_seats)
         RETURNING seat_id, section, price
-    ), os AS (
-        INSERT INTO order_seat (order_id, event_id, seat_id, section, price)
-        SELECT p_order, p_event, seat_id, section, price FROM held
-        RETURNING seat_id, section, price
     )
-    SELECT sum(price)::text, array_agg(section ORDER BY seat_id COLLATE "C"), array_agg(price::text ORDER BY seat_id COLLATE "C")
-      INTO o_amount, o_sections, o_prices FROM os;
-    UPDATE ticket_order SET amount = o_amount::numeric WHERE id = p_order;
+    INSERT INTO order_seat (order_id, event_id, seat_id, section, price)
+    SELECT p_order, p_event, seat_id, section, price FROM held;
     o_result := 'held';
 END
 $$;
