@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests and the local sale need, only when
-# they are missing: redis-server, the PostgreSQL 15 server and Chromium (the
-# web pages' browser tests) (Debian). With "cluster", also what `make image`
-# and the single-node cluster (hack/cluster.sh) need: CA certificates and
-# time zones for the image, containerd, runc, the CNI plugins, iptables,
-# conntrack and openssl.
+# they are missing: redis-server, the PostgreSQL 15 server, nginx (the cache
+# in front of the queue) and Chromium (the web pages' browser tests) (Debian).
+# With "cluster", also what `make image` and the single-node cluster
+# (hack/cluster.sh) need: CA certificates and time zones for the image,
+# containerd, runc, the CNI plugins, iptables, conntrack and openssl.
 #
 # usage: hack/install-deps.sh [cluster]
 set -euo pipefail
@@ -17,6 +17,8 @@ command -v psql >/dev/null 2>&1 || missing+=(postgresql-client-15)
 id postgres >/dev/null 2>&1 || missing+=(postgresql-15)
 # headless browser of the web pages' tests (workloads/internal/web)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# the CDN stand-in in front of the queue (local sale, bench, queue tests)
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx)
 
 if [ "${1:-}" = cluster ]; then
   [ -r /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
@@ -39,6 +41,6 @@ echo ">> installing ${missing[*]}"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # Debian starts the packaged services; the tests start their own servers.
-for svc in redis-server postgresql containerd; do
+for svc in redis-server postgresql nginx containerd; do
   $sudo systemctl disable --now "$svc" >/dev/null 2>&1 || $sudo service "$svc" stop >/dev/null 2>&1 || true
 done

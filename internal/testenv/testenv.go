@@ -242,3 +242,15 @@ func BuildWorkloads(t testing.TB) string {
 	}
 	return bin
 }
+
+// Nginx starts nginx as a caching proxy in front of origin for this test
+// (localsvc.StartNginx) and returns its base URL.
+func Nginx(t testing.TB, origin string) string {
+	t.Helper()
+	ng, err := localsvc.StartNginx(context.Background(), origin)
+	if err != nil {
+		unavailable(t, "nginx", err)
+	}
+	t.Cleanup(func() { _ = ng.Stop() })
+	return ng.URL
+}

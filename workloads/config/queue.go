@@ -13,6 +13,9 @@ type Queue struct {
 	Admission
 
 	SalesOpenAt string `env:"TICKETFAIR_SALES_OPEN_AT" flag:"sales-open-at" usage:"RFC 3339 time when sales open; joins before it form the pre-queue"`
+	// JoinBatch coalesces the joins arriving at one pod at the same moment
+	// into one script call.
+	JoinBatch int `env:"TICKETFAIR_JOIN_BATCH" flag:"join-batch" default:"256" usage:"most concurrent joins coalesced into one Redis script call (1: one call per join)"`
 
 	// Admitter and leader election.
 	Admitter        bool          `env:"TICKETFAIR_ADMITTER" flag:"admitter" default:"true" usage:"run the admitter in this process"`

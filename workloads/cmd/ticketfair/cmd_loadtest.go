@@ -20,6 +20,7 @@ func runLoadtest(ctx context.Context, args []string) error {
 	var cfg loadtest.Config
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.StringVar(&cfg.QueueURL, "queue-url", "http://127.0.0.1:8080", "base URL of the queue service")
+	fs.StringVar(&cfg.StateURL, "state-url", "", "base URL the queue's public state is read from, e.g. a CDN in front of the queue (default: --queue-url)")
 	fs.StringVar(&cfg.BookingURL, "booking-url", "http://127.0.0.1:8081", "base URL of the booking service")
 	fs.StringVar(&cfg.TicketsURL, "tickets-url", "http://127.0.0.1:8083", "base URL of the tickets service")
 	fs.Int64Var(&cfg.EventID, "event-id", 1, "event id")

@@ -53,6 +53,9 @@ type Row struct {
 
 const eventID = 1
 
+// waitingPeople is the size of the bench's waiting crowd.
+const waitingPeople = 10000
+
 // Run performs every measurement and prints the ratios.
 func Run(ctx context.Context, o Options) ([]Row, error) {
 	if o.Out == nil {
@@ -113,8 +116,10 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		return nil, err
 	}
 	hc := httpClient(o.Concurrency)
+	// The same request shape as a join: a POST with a bearer token.
+	plainTok, _ := identity.SignHS256("bench-identity-secret", "bench", "ticketfair", "c0", time.Hour)
 	plain := closedLoop(ctx, o.Concurrency, o.Duration, func(ctx context.Context, w, i int) error {
-		return call(ctx, hc, http.MethodPost, plainURL+"/events/1/queue", nil, "{}", nil, http.StatusCreated)
+		return call(ctx, hc, http.MethodPost, plainURL+"/events/1/queue", map[string]string{"Authorization": "Bearer " + plainTok}, "{}", nil, http.StatusCreated)
 	})
 	stopPlain()
 
@@ -135,22 +140,51 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	var queueIDs []struct{ tok, id string }
 	var next int
 	var nextMu sync.Mutex
-	joins := closedLoop(ctx, o.Concurrency, o.Duration, func(ctx context.Context, w, i int) error {
-		nextMu.Lock()
-		tok := tokens[next%len(tokens)]
-		next++
-		nextMu.Unlock()
-		var resp struct {
-			QueueID string `json:"queueId"`
+	joinVia := func(url string) func(ctx context.Context, w, i int) error {
+		return func(ctx context.Context, w, i int) error {
+			nextMu.Lock()
+			tok := tokens[next%len(tokens)]
+			next++
+			nextMu.Unlock()
+			var resp struct {
+				QueueID string `json:"queueId"`
+			}
+			if err := call(ctx, hc, http.MethodPost, url+"/events/1/queue", map[string]string{"Authorization": "Bearer " + tok}, "{}", &resp, http.StatusCreated, http.StatusOK); err != nil {
+				return err
+			}
+			mu.Lock()
+			queueIDs = append(queueIDs, struct{ tok, id string }{tok, resp.QueueID})
+			mu.Unlock()
+			return nil
 		}
-		if err := call(ctx, hc, http.MethodPost, s.queueURL+"/events/1/queue", map[string]string{"Authorization": "Bearer " + tok}, "{}", &resp, http.StatusCreated, http.StatusOK); err != nil {
-			return err
-		}
-		mu.Lock()
-		queueIDs = append(queueIDs, struct{ tok, id string }{tok, resp.QueueID})
-		mu.Unlock()
-		return nil
-	})
+	}
+	// Redis's background load (the queues' snapshot refreshes), measured
+	// idle for as long as a measurement and subtracted from both.
+	logf("ticketfair: Redis CPU while idle ...")
+	idle0, err := redisCPU(ctx, s.rdb)
+	if err != nil {
+		return nil, err
+	}
+	time.Sleep(o.Duration)
+	cpu0, err := redisCPU(ctx, s.rdb)
+	if err != nil {
+		return nil, err
+	}
+	background := cpu0 - idle0
+	logf("ticketfair: joins with one script call per join ...")
+	joinsOne := closedLoop(ctx, o.Concurrency, o.Duration, joinVia(s.queueOneURL))
+	cpu1, err := redisCPU(ctx, s.rdb)
+	if err != nil {
+		return nil, err
+	}
+	logf("ticketfair: joins, coalesced ...")
+	joins := closedLoop(ctx, o.Concurrency, o.Duration, joinVia(s.queueURL))
+	cpu2, err := redisCPU(ctx, s.rdb)
+	if err != nil {
+		return nil, err
+	}
+	cpuOne := max(cpu1-cpu0-background, 0) / float64(joinsOne.Ops) * 100000
+	cpuBatched := max(cpu2-cpu1-background, 0) / float64(joins.Ops) * 100000
 	if len(queueIDs) == 0 {
 		return nil, fmt.Errorf("no join succeeded")
 	}
@@ -159,21 +193,49 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		q := queueIDs[(w*7919+i)%len(queueIDs)]
 		return call(ctx, hc, http.MethodGet, s.queueURL+"/events/1/queue/"+q.id, map[string]string{"Authorization": "Bearer " + q.tok}, "", nil, http.StatusOK)
 	})
+	logf("ticketfair: a waiting crowd, per-person polls, then the public state through nginx ...")
+	ng, err := localsvc.StartNginx(ctx, s.queueURL)
+	if err != nil {
+		return nil, err
+	}
+	defer ng.Stop()
+	people := make([]person, 0, waitingPeople)
+	for _, q := range queueIDs[:min(len(queueIDs), waitingPeople)] {
+		people = append(people, person{tok: q.tok, id: q.id})
+	}
+	before, err := measureWaiting(ctx, "per-person polls every 5 s (the page before)", hc, s.queueURL, ng.URL, s.rdb, people, o.Duration, 5*time.Second, time.Minute, false)
+	if err != nil {
+		return nil, err
+	}
+	after, err := measureWaiting(ctx, "public state every 5 s through nginx + per-person heartbeat every 60 s", hc, s.queueURL, ng.URL, s.rdb, people, o.Duration, 5*time.Second, time.Minute, true)
+	if err != nil {
+		return nil, err
+	}
 	logf("ticketfair: holds ...")
 	holds, err := s.measureHolds(ctx, hc, o)
+	if err != nil {
+		return nil, err
+	}
+	// After the holds, so the map is a mix of held and available seats.
+	logf("ticketfair: seat map bytes at 50,000 seats ...")
+	time.Sleep(1100 * time.Millisecond) // the seat map cache's refresh
+	seatBytes, err := seatMapBytes(ctx, s.bookingURL)
 	if err != nil {
 		return nil, err
 	}
 
 	rows := []Row{
 		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "redis-benchmark join script", BaselineRPS: joinScriptRPS},
-		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "plain Go handler", BaselineRPS: plain.PerSecond},
-		{What: "queue polls/s", PerSecond: polls.PerSecond, P50: polls.P50, P99: polls.P99, Baseline: "plain Go handler", BaselineRPS: plain.PerSecond},
+		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "plain Go handler (POST + bearer)", BaselineRPS: plain.PerSecond},
+		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "one script call per join", BaselineRPS: joinsOne.PerSecond},
+		{What: "queue polls/s", PerSecond: polls.PerSecond, P50: polls.P50, P99: polls.P99, Baseline: "plain Go handler (POST + bearer)", BaselineRPS: plain.PerSecond},
 		{What: "booking holds/s", PerSecond: holds.PerSecond, P50: holds.P50, P99: holds.P99, Baseline: "pgbench conditional UPDATE", BaselineRPS: pgbenchTPS},
 		// The admitter's primitive, for reference: members popped per second.
 		{What: "(reference only)", Baseline: "redis-benchmark ZPOPMIN 100, members/s", BaselineRPS: zpopRPS * 100},
 	}
-	table := formatRows(rows, o)
+	cpuLine := fmt.Sprintf("\nRedis CPU per 100,000 joins (INFO cpu, user+sys, less %.2f s of idle background per %s): %.2f s coalesced (%d joins) vs %.2f s with one script call per join (%d joins): %.2fx\n",
+		background, o.Duration, cpuBatched, joins.Ops, cpuOne, joinsOne.Ops, cpuBatched/cpuOne)
+	table := formatRows(rows, o) + cpuLine + formatWaiting([]waitingCost{before, after}) + seatBytes
 	fmt.Fprint(o.Out, table)
 	if o.Markdown != "" {
 		doc := "# Benchmark results\n\nProduced by `make bench` (`ticketfair bench`): every figure comes from ONE run on one machine, " +
@@ -216,6 +278,7 @@ func dur(d time.Duration) string {
 // services are the queue and booking services running in this process.
 type services struct {
 	queueURL, bookingURL string
+	queueOneURL          string // the queue with one script call per join
 	identitySecret       string
 	keys                 *accesstoken.KeySet
 	rdb                  *redis.Client
@@ -270,6 +333,14 @@ func startServices(ctx context.Context, redisURL, pgURL string) (*services, erro
 	q.SalesOpenAt = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	q.LeaderElection, q.Admitter = false, false // measure joins and polls alone
 	if s.queueURL, err = serve(ctx, s, func(ctx context.Context, ready func(net.Addr)) error { return queue.Run(ctx, q, ready) }); err != nil {
+		return nil, err
+	}
+	// The same queue with one script call per join: the baseline of the
+	// coalesced joins' Redis CPU. Both run through every measurement, so
+	// their snapshot refreshes load Redis alike.
+	q1 := q
+	q1.JoinBatch = 1
+	if s.queueOneURL, err = serve(ctx, s, func(ctx context.Context, ready func(net.Addr)) error { return queue.Run(ctx, q1, ready) }); err != nil {
 		return nil, err
 	}
 	var b config.Booking
@@ -347,6 +418,42 @@ func (s *services) measureHolds(ctx context.Context, hc *http.Client, o Options)
 		body, _ := json.Marshal(map[string]any{"seats": []string{seats[k%len(seats)]}})
 		return call(ctx, hc, http.MethodPost, s.bookingURL+"/events/1/holds", map[string]string{"X-Queue-Token": tokens[k], "Content-Type": "application/json"}, string(body), nil, http.StatusCreated)
 	}), nil
+}
+
+// seatMapBytes compares the seat map's size as an object per seat with
+// the compact one (a status string per row), gzipped as served.
+func seatMapBytes(ctx context.Context, bookingURL string) (string, error) {
+	size := func(query, encoding string) (int, string, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, bookingURL+"/events/1/seats"+query, nil)
+		req.Header.Set("Accept-Encoding", encoding)
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return 0, "", fmt.Errorf("seat map%s: %d", query, resp.StatusCode)
+		}
+		return len(b), resp.Header.Get("Content-Encoding"), err
+	}
+	perSeat, _, err := size("", "identity")
+	if err != nil {
+		return "", err
+	}
+	rows, _, err := size("?format=rows", "identity")
+	if err != nil {
+		return "", err
+	}
+	gz, enc, err := size("?format=rows", "gzip")
+	if err != nil {
+		return "", err
+	}
+	if enc != "gzip" {
+		return "", fmt.Errorf("seat map not gzipped")
+	}
+	return fmt.Sprintf("\nseat map of 50,000 seats: %d bytes as an object per seat, %d per row, %d per row gzipped (%.0fx fewer)\n",
+		perSeat, rows, gz, float64(perSeat)/float64(gz)), nil
 }
 
 // call sends one request of the closed loop; it fails unless the answer's

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 )
@@ -276,4 +277,62 @@ func pgxParse(url string) (string, error) {
 		rest = rest[:i]
 	}
 	return rest, nil
+}
+
+// The compact seat map: one status string per row, the same counts, a
+// fraction of the bytes, gzip, and cacheable with ETag / 304.
+func TestSeatMapRows(t *testing.T) {
+	e := newEnv(t, func(c *cfgBooking) { c.SeatMapRefresh = time.Millisecond })
+	e.hold("m", "B-5-1", "B-5-2")
+	var m seatRowsBody
+	r := e.do("GET", "/events/7/seats?section=B&format=rows", nil)
+	if err := json.Unmarshal(r.body, &m); err != nil || r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	if len(m.Sections) != 1 || m.Sections[0] != (SectionSummary{Name: "B", Price: "45.00", Total: 50, Available: 48, Held: 2}) {
+		t.Fatalf("sections %+v", m.Sections)
+	}
+	seats, held := 0, map[string]bool{}
+	for _, row := range m.Rows {
+		for i, c := range row.Seats {
+			if c == '-' {
+				continue
+			}
+			seats++
+			if c == 'H' {
+				held[SeatID(row.Section, row.Row, row.First+i)] = true
+			} else if c != 'A' {
+				t.Fatalf("row %+v: status %q", row, c)
+			}
+		}
+	}
+	if seats != 50 || len(held) != 2 || !held["B-5-1"] || !held["B-5-2"] {
+		t.Fatalf("rows %+v: %d seats, held %v", m.Rows, seats, held)
+	}
+	if cc := r.header.Get("Cache-Control"); cc != "public, max-age=1" || r.header.Get("ETag") == "" {
+		t.Fatalf("caching headers: %v", r.header)
+	}
+	// Unchanged seats keep their ETag across refreshes: a cache revalidates.
+	time.Sleep(5 * time.Millisecond)
+	if r2 := e.do("GET", "/events/7/seats?section=B&format=rows", nil, "If-None-Match", r.header.Get("ETag")); r2.status != http.StatusNotModified || len(r2.body) != 0 {
+		t.Fatalf("revalidation: %d %q", r2.status, r2.body)
+	}
+	// A change makes a new ETag.
+	e.hold("n", "B-4-1")
+	testenv.WaitFor(t, 2*time.Second, "new ETag", func() bool {
+		return e.do("GET", "/events/7/seats?section=B&format=rows", nil, "If-None-Match", r.header.Get("ETag")).status == http.StatusOK
+	})
+	// Bytes: the whole map, per row and gzipped, against an object per seat.
+	full := e.do("GET", "/events/7/seats", nil, "Accept-Encoding", "identity")
+	gz := e.do("GET", "/events/7/seats?format=rows", nil, "Accept-Encoding", "gzip")
+	if gz.header.Get("Content-Encoding") != "gzip" || full.status != 200 || gz.status != 200 {
+		t.Fatalf("gzip: %v", gz.header)
+	}
+	if len(gz.body)*10 > len(full.body) {
+		t.Fatalf("compact gzipped map %d bytes, per-seat JSON %d: want at least 10x fewer", len(gz.body), len(full.body))
+	}
+	t.Logf("seat map of 250 seats: %d bytes per seat object, %d bytes per row gzipped", len(full.body), len(gz.body))
+	if r := e.do("GET", "/events/7/seats?format=xml", nil); r.status != http.StatusBadRequest {
+		t.Fatalf("bad format: %d %s", r.status, r.body)
+	}
 }

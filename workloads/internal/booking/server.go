@@ -205,17 +205,23 @@ func (s *service) seats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body := snap.all
+	all, by := snap.all, snap.bySection
+	switch f := r.URL.Query().Get("format"); f {
+	case "":
+	case "rows":
+		all, by = snap.rows, snap.rowsBy
+	default:
+		return httpapi.Errorf(http.StatusBadRequest, "bad_format", "format %q: want rows or none", truncate(f, 20))
+	}
+	body := all
 	if sec := r.URL.Query().Get("section"); sec != "" {
 		var ok bool
-		if body, ok = snap.bySection[sec]; !ok {
+		if body, ok = by[sec]; !ok {
 			return httpapi.Errorf(http.StatusNotFound, "unknown_section", "no section %q", truncate(sec, 20))
 		}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "max-age=1")
-	_, err = w.Write(body)
-	return err
+	body.Serve(w, r)
+	return nil
 }
 
 type holdRequest struct {

@@ -3,6 +3,8 @@ package demo
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +29,35 @@ func redisCommandStats(ctx context.Context, url string) (map[string]int64, error
 		return nil, err
 	}
 	return parseCommandStats(info), nil
+}
+
+// queueRequests reads the queue's own count of answered requests by
+// operation from its /metrics.
+func queueRequests(ctx context.Context, base string) (map[string]int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(line, `ticketfair_queue_request_seconds_count{op="`)
+		if !ok {
+			continue
+		}
+		op, _, _ := strings.Cut(rest, `"`)
+		v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		out[op] += int64(v)
+	}
+	return out, nil
 }
 
 // parseCommandStats reads "cmdstat_get:calls=10,usec=..." lines.

@@ -114,6 +114,9 @@ type sale struct {
 	seating string
 	seats   int
 	edgeURL string
+	// cacheURL is nginx in front of the queue, the CDN stand-in the crowd
+	// reads the queue's public state through.
+	cacheURL string
 
 	identitySecret, webhookSecret string
 	queue                         config.Queue
@@ -290,6 +293,14 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 		}
 		s.logf("%-11s %s", n, s.procs[n].url)
 	}
+	ng, err := localsvc.StartNginx(ctx, s.procs["queue"].url)
+	if err != nil {
+		return fmt.Errorf("the cache in front of the queue: %w", err)
+	}
+	ng.Keep = s.o.Keep
+	s.stops = append(s.stops, func() { _ = ng.Stop() })
+	s.cacheURL = ng.URL
+	s.logf("%-11s %s (nginx proxy_cache in front of the queue)", "cache", ng.URL)
 	return s.startEdge(ctx)
 }
 
@@ -324,10 +335,12 @@ func noEnv(string) (string, bool) { return "", false }
 func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, error) {
 	s.logf("\nwaiting room: %s/  (open it in a browser to join the crowd; sales open at %s)\n", s.edgeURL, s.open.Format(time.TimeOnly))
 	before, _ := redisCommandStats(ctx, s.redis)
+	originBefore, _ := queueRequests(ctx, s.procs["queue"].url)
 	progress := newProgressLine(s.o.Out)
 	res, runErr := loadtest.Run(ctx, loadtest.Config{
 		QueueURL: s.procs["queue"].url, BookingURL: s.procs["booking"].url, TicketsURL: s.procs["tickets"].url,
-		EventID: s.o.EventID, IdentitySecret: s.identitySecret, IdentityIssuer: identityIssuer, IdentityAudience: identityAudience,
+		StateURL: s.cacheURL,
+		EventID:  s.o.EventID, IdentitySecret: s.identitySecret, IdentityIssuer: identityIssuer, IdentityAudience: identityAudience,
 		WebhookSecret: s.webhookSecret, SalesOpenAt: s.open, Profile: profile, Seed: s.o.Seed,
 		Progress: progress.update, Deadline: s.o.Deadline,
 	})
@@ -336,6 +349,7 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 		return nil, runErr
 	}
 	after, _ := redisCommandStats(ctx, s.redis)
+	originAfter, _ := queueRequests(ctx, s.procs["queue"].url)
 	// Let the relay and the tickets consumer finish the last orders.
 	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -343,6 +357,7 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 	if err != nil {
 		return nil, err
 	}
+	rep.waitingFigures(originBefore, originAfter, before, after)
 	rep.Print(s.o.Out)
 	if s.o.ReportJSON != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")

@@ -35,11 +35,50 @@ type Report struct {
 	RedisCommands            map[string]int64 `json:"redisCommands"`
 	RedisCommandsPerJoinPoll float64          `json:"redisCommandsPerQueueRequest"`
 	RedisScriptsPerJoinPoll  float64          `json:"redisScriptCallsPerQueueRequest"`
+	Waiting                  WaitingCost      `json:"waiting"`
 	TimeToSellOutSeconds     float64          `json:"timeToSellOutSeconds"`
 	DurationSeconds          float64          `json:"durationSeconds"`
 	PeakMemoryBytes          map[string]int64 `json:"peakMemoryBytes"`
 
 	Problems []string `json:"problems"`
+}
+
+// WaitingCost is what waiting people cost, per waiting person per minute:
+// the requests the crowd made while waiting (the public state through the
+// cache, and per-person polls), those that reached the queue itself (the
+// origin), and Redis commands (all services, counting those inside scripts).
+type WaitingCost struct {
+	PersonMinutes         float64          `json:"personMinutes"`
+	CrowdRequests         int64            `json:"crowdRequests"`
+	OriginRequests        int64            `json:"originRequests"`
+	OriginByOp            map[string]int64 `json:"originByOp"`
+	CrowdPerPersonMinute  float64          `json:"crowdRequestsPerPersonMinute"`
+	OriginPerPersonMinute float64          `json:"originRequestsPerPersonMinute"`
+	RedisPerPersonMinute  float64          `json:"redisCommandsPerPersonMinute"`
+}
+
+// waitingFigures fills Waiting from the queue's request counts by
+// operation and INFO commandstats before and after the crowd ran.
+func (r *Report) waitingFigures(originBefore, originAfter, redisBefore, redisAfter map[string]int64) {
+	w := &r.Waiting
+	w.PersonMinutes = r.Crowd.WaitingSeconds / 60
+	w.CrowdRequests = r.Crowd.StateReads + r.Crowd.PersonalPolls
+	w.OriginByOp = map[string]int64{}
+	for _, op := range []string{"state", "poll"} {
+		w.OriginByOp[op] = originAfter[op] - originBefore[op]
+		w.OriginRequests += w.OriginByOp[op]
+	}
+	var redis int64
+	for k, v := range redisAfter {
+		if k != "info" {
+			redis += v - redisBefore[k]
+		}
+	}
+	if w.PersonMinutes > 0 {
+		w.CrowdPerPersonMinute = float64(w.CrowdRequests) / w.PersonMinutes
+		w.OriginPerPersonMinute = float64(w.OriginRequests) / w.PersonMinutes
+		w.RedisPerPersonMinute = float64(redis) / w.PersonMinutes
+	}
 }
 
 // DoubleSold are the checks, by SQL on the ledger, that no seat was sold twice.
@@ -113,6 +152,9 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(tw, "time to sell out\t%.1fs after opening\n", r.TimeToSellOutSeconds)
 	if r.RedisCommands != nil { // measured by a local sale only
 		fmt.Fprintf(tw, "redis per join/poll\t%.3f script calls, %.3f commands (all services, counting those inside scripts)\n", r.RedisScriptsPerJoinPoll, r.RedisCommandsPerJoinPoll)
+		fmt.Fprintf(tw, "waiting, per person-minute\t%.3f origin requests (%d state fills, %d per-person polls), %.2f crowd requests through the cache, %.2f Redis commands; %.0f person-minutes\n",
+			r.Waiting.OriginPerPersonMinute, r.Waiting.OriginByOp["state"], r.Waiting.OriginByOp["poll"], r.Waiting.CrowdPerPersonMinute,
+			r.Waiting.RedisPerPersonMinute, r.Waiting.PersonMinutes)
 	}
 	fmt.Fprintf(tw, "crowd\tjoined %d (pre-queue %d), abandoned %d, never claimed %d, sold-out seen %d, holds %d, conflicts %d, let expire %d, paid %d, webhook twice %d\n",
 		r.Crowd.Joined, r.Crowd.JoinedPreQueue, r.Crowd.Abandoned, r.Crowd.NeverClaimed, r.Crowd.SoldOutSeen,

@@ -16,6 +16,7 @@ import (
 type api struct {
 	http       *http.Client
 	queueURL   string
+	stateURL   string // the queue's public state, through the cache when there is one
 	bookingURL string
 	ticketsURL string
 	eventID    int64
@@ -24,12 +25,14 @@ type api struct {
 
 type joinResponse struct {
 	QueueID          string `json:"queueId"`
+	Place            int64  `json:"place"`
 	Status           string `json:"status"`
 	Ahead            int64  `json:"ahead"`
 	PollAfterSeconds int    `json:"pollAfterSeconds"`
 }
 
 type pollResponse struct {
+	Place            int64  `json:"place"`
 	Status           string `json:"status"`
 	Ahead            int64  `json:"ahead"`
 	PollAfterSeconds int    `json:"pollAfterSeconds"`
@@ -47,11 +50,18 @@ type sectionView struct {
 	Available int    `json:"available"`
 }
 
-// seatMap is the booking service's GET /events/{id}/seats: per-section
-// counts and every seat's state (seat ids are "<section>-<row>-<seat>").
+// seatMap is the booking service's compact GET /events/{id}/seats?format=rows:
+// per-section counts and one status string per row ('A' available), which
+// seats expands (seat ids are "<section>-<row>-<seat>").
 type seatMap struct {
 	Sections []sectionView `json:"sections"`
-	Seats    []seatView    `json:"seats"`
+	Rows     []struct {
+		Section string `json:"section"`
+		Row     int    `json:"row"`
+		First   int    `json:"first"`
+		Seats   string `json:"seats"`
+	} `json:"rows"`
+	Seats []seatView `json:"-"`
 }
 
 type holdResponse struct {
@@ -72,11 +82,25 @@ type ticketsResponse struct {
 	Tickets []json.RawMessage `json:"tickets"`
 }
 
+// publicState is the queue's GET /events/{id}/queue/state.
+type publicState struct {
+	Status        string     `json:"status"`
+	SalesOpen     bool       `json:"salesOpen"`
+	SalesOpenAt   time.Time  `json:"salesOpenAt"`
+	Paused        bool       `json:"paused"`
+	SoldOut       bool       `json:"soldOut"`
+	Watermark     int64      `json:"watermark"`
+	Waiting       int64      `json:"waiting"`
+	AdmissionRate float64    `json:"admissionRate"`
+	Samples       [][2]int64 `json:"samples"`
+}
+
 // result is a finished request: status 0 is a transport error.
 type result struct {
 	status     int
 	body       []byte
 	retryAfter time.Duration
+	etag       string
 }
 
 func (a *api) do(ctx context.Context, name, method, url string, body []byte, hdr map[string]string) result {
@@ -103,7 +127,7 @@ func (a *api) do(ctx context.Context, name, method, url string, body []byte, hdr
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	resp.Body.Close()
 	a.rec.record(name, resp.StatusCode, time.Since(start))
-	r := result{status: resp.StatusCode, body: b}
+	r := result{status: resp.StatusCode, body: b, etag: resp.Header.Get("ETag")}
 	if s := resp.Header.Get("Retry-After"); s != "" {
 		if n, err := strconv.Atoi(s); err == nil {
 			r.retryAfter = time.Duration(n) * time.Second
@@ -132,6 +156,16 @@ func (a *api) poll(ctx context.Context, idToken, queueID string) (pollResponse, 
 	return p, r
 }
 
+// state fetches the public state, revalidating etag as a browser's cache
+// does: a 304 has no body and means the caller's copy is current.
+func (a *api) state(ctx context.Context, etag string) result {
+	var hdr map[string]string
+	if etag != "" {
+		hdr = map[string]string{"If-None-Match": etag}
+	}
+	return a.do(ctx, "state", http.MethodGet, a.eventPath(a.stateURL)+"/queue/state", nil, hdr)
+}
+
 func (a *api) leave(ctx context.Context, idToken, queueID string) result {
 	return a.do(ctx, "leave", http.MethodDelete, a.eventPath(a.queueURL)+"/queue/"+queueID, nil, bearer(idToken))
 }
@@ -146,14 +180,22 @@ func (a *api) stats(ctx context.Context) (map[string]any, bool) {
 }
 
 func (a *api) seats(ctx context.Context, section string) (seatMap, bool) {
-	url := a.eventPath(a.bookingURL) + "/seats"
+	url := a.eventPath(a.bookingURL) + "/seats?format=rows"
 	if section != "" {
-		url += "?section=" + section
+		url += "&section=" + section
 	}
 	r := a.do(ctx, "seats", http.MethodGet, url, nil, nil)
 	var m seatMap
 	if r.status != http.StatusOK || json.Unmarshal(r.body, &m) != nil {
 		return m, false
+	}
+	status := map[byte]string{'A': "AVAILABLE", 'H': "HELD", 'S': "SOLD"}
+	for _, row := range m.Rows {
+		for i := 0; i < len(row.Seats); i++ {
+			if st, ok := status[row.Seats[i]]; ok {
+				m.Seats = append(m.Seats, seatView{ID: fmt.Sprintf("%s-%d-%d", row.Section, row.Row, row.First+i), Status: st})
+			}
+		}
 	}
 	return m, true
 }

@@ -31,6 +31,10 @@ import (
 // provider and the payment provider.
 type Config struct {
 	QueueURL, BookingURL, TicketsURL string
+	// StateURL is where the crowd reads the queue's public state: a cache
+	// in front of the queue, as browsers read it through a CDN (default
+	// QueueURL).
+	StateURL                         string
 	EventID                          int64
 	IdentitySecret                   string // HS256 secret of identity tokens
 	IdentityIssuer, IdentityAudience string
@@ -76,6 +80,13 @@ type Counts struct {
 	TicketsSeen     int64 `json:"ticketsSeen"`
 	GaveUpNoSeats   int64 `json:"gaveUpNoSeats"`
 	MaxActiveSample int64 `json:"maxActiveSampled"`
+	// WaitingSeconds is the time all customers spent waiting in the queue
+	// (from joining to admission, leaving, sold out or giving up).
+	WaitingSeconds float64 `json:"waitingSeconds"`
+	// StateReads and PersonalPolls are the waiting crowd's requests: the
+	// public state (through the cache) and the per-person endpoint.
+	StateReads    int64 `json:"stateReads"`
+	PersonalPolls int64 `json:"personalPolls"`
 }
 
 // Result of a run.
@@ -122,7 +133,14 @@ type customer struct {
 	seats    int8
 	deadline time.Time
 	payload  []byte
+	place    int64 // the score the queueId carries, once known
+	since    int64 // unix ns: waiting since
+	personal int64 // unix ns: last per-person request
 }
+
+// heartbeat is how often a waiting person asks their own endpoint when the
+// public state gives no reason to (the waiting page's interval).
+const heartbeat = 60 * time.Second
 
 func (c *customer) name() string { return "cust-" + strconv.Itoa(int(c.id)) }
 
@@ -141,6 +159,11 @@ type crowd struct {
 	seatCache map[string]*cachedSection
 	sections  []string
 	soldOutAt atomic.Int64
+	waitNanos atomic.Int64
+
+	stateMu   sync.Mutex
+	stateETag string
+	state     publicState
 }
 
 type cachedSection struct {
@@ -155,6 +178,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Currency == "" {
 		cfg.Currency = "EUR"
+	}
+	if cfg.StateURL == "" {
+		cfg.StateURL = cfg.QueueURL
 	}
 	if cfg.Deadline <= 0 {
 		cfg.Deadline = 30 * time.Minute
@@ -171,7 +197,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer transport.CloseIdleConnections()
 	cr := &crowd{
 		cfg:       cfg,
-		api:       &api{http: &http.Client{Transport: transport, Timeout: 15 * time.Second}, queueURL: cfg.QueueURL, bookingURL: cfg.BookingURL, ticketsURL: cfg.TicketsURL, eventID: cfg.EventID, rec: newRecorder()},
+		api:       &api{http: &http.Client{Transport: transport, Timeout: 15 * time.Second}, queueURL: cfg.QueueURL, stateURL: cfg.StateURL, bookingURL: cfg.BookingURL, ticketsURL: cfg.TicketsURL, eventID: cfg.EventID, rec: newRecorder()},
 		sched:     newScheduler(),
 		rnd:       newLockedRand(cfg.Seed),
 		seatCache: map[string]*cachedSection{},
@@ -292,6 +318,7 @@ func (cr *crowd) snapshotCounts() Counts {
 		HoldsAbandoned: load(&c.HoldsAbandoned), PaymentsSent: load(&c.PaymentsSent), PaymentsFailed: load(&c.PaymentsFailed),
 		WebhooksTwice: load(&c.WebhooksTwice), SeatsPaidFor: load(&c.SeatsPaidFor), TicketsSeen: load(&c.TicketsSeen),
 		GaveUpNoSeats: load(&c.GaveUpNoSeats), MaxActiveSample: load(&c.MaxActiveSample),
+		WaitingSeconds: time.Duration(cr.waitNanos.Load()).Seconds(), StateReads: load(&c.StateReads), PersonalPolls: load(&c.PersonalPolls),
 	}
 }
 
@@ -367,8 +394,23 @@ func (cr *crowd) join(ctx context.Context, c *customer) {
 	if time.Now().Before(cr.cfg.SalesOpenAt) {
 		inc(&cr.counts.JoinedPreQueue)
 	}
+	if j.Status == "sold_out" {
+		// The page says so at once and stops.
+		inc(&cr.counts.SoldOutSeen)
+		cr.finish(c)
+		return
+	}
 	cr.waiting.Add(1)
+	c.place = j.Place
+	c.since = time.Now().UnixNano()
+	c.personal = c.since
 	cr.later(c, stepPoll, cr.pollDelay(j.PollAfterSeconds, r.retryAfter))
+}
+
+// stopWaiting ends c's time in the queue.
+func (cr *crowd) stopWaiting(c *customer) {
+	cr.waiting.Add(-1)
+	cr.waitNanos.Add(time.Now().UnixNano() - c.since)
 }
 
 func (cr *crowd) pollDelay(advised int, retryAfter time.Duration) time.Duration {
@@ -391,28 +433,120 @@ func (cr *crowd) poll(ctx context.Context, c *customer) {
 	if c.kind == abandoner && c.polls >= 1 {
 		cr.api.leave(ctx, cr.identityToken(c), c.queueID)
 		inc(&cr.counts.Abandoned)
-		cr.waiting.Add(-1)
+		cr.stopWaiting(c)
 		cr.finish(c)
 		return
 	}
 	if c.kind == noClaimer && c.polls >= 1 {
 		inc(&cr.counts.NeverClaimed)
-		cr.waiting.Add(-1)
+		cr.stopWaiting(c)
 		cr.finish(c)
 		return
 	}
+	st, r := cr.readState(ctx)
+	if r.status != http.StatusOK {
+		if r.status == 0 || r.status >= 500 {
+			cr.retry(c, r, stepPoll)
+			return
+		}
+		cr.stopWaiting(c)
+		cr.finish(c)
+		return
+	}
+	c.tries = 0
+	c.polls++
+	now := time.Now()
+	switch {
+	case st.SoldOut:
+		inc(&cr.counts.SoldOutSeen)
+		cr.stopWaiting(c)
+		cr.finish(c)
+	case !st.SalesOpen:
+		cr.later(c, stepPoll, cr.pollDelay(int(min(max(time.Until(st.SalesOpenAt).Seconds(), 1), 15)), 0))
+	case c.place == 0 || st.Watermark >= c.place || now.UnixNano()-c.personal >= int64(heartbeat):
+		// Our turn (or a heartbeat): only now ask the per-person endpoint.
+		cr.personalPoll(ctx, c)
+	default:
+		wait := float64(aheadOf(st, c.place)) / max(st.AdmissionRate, 0.1)
+		cr.later(c, stepPoll, cr.pollDelay(pollAfter(wait), 0))
+	}
+}
+
+// readState reads the public state as a browser behind a CDN does: the
+// crowd shares one copy and revalidates it with its ETag.
+func (cr *crowd) readState(ctx context.Context) (publicState, result) {
+	cr.stateMu.Lock()
+	etag := cr.stateETag
+	cr.stateMu.Unlock()
+	r := cr.api.state(ctx, etag)
+	inc(&cr.counts.StateReads)
+	cr.stateMu.Lock()
+	defer cr.stateMu.Unlock()
+	switch r.status {
+	case http.StatusNotModified:
+		r.status = http.StatusOK
+	case http.StatusOK:
+		var st publicState
+		if err := json.Unmarshal(r.body, &st); err != nil {
+			return st, result{status: 0}
+		}
+		cr.state, cr.stateETag = st, r.etag
+	}
+	return cr.state, r
+}
+
+// aheadOf is the waiting page's estimate: place interpolated between the
+// state's sampled [rank, place] points.
+func aheadOf(st publicState, place int64) int64 {
+	sm := st.Samples
+	i := 0
+	for i < len(sm) && sm[i][1] < place {
+		i++
+	}
+	switch {
+	case len(sm) == 0 || i == 0:
+		return 0
+	case i == len(sm):
+		return st.Waiting
+	}
+	lo, hi := sm[i-1], sm[i]
+	if hi[1] == lo[1] {
+		return hi[0]
+	}
+	return lo[0] + int64(float64(place-lo[1])/float64(hi[1]-lo[1])*float64(hi[0]-lo[0]))
+}
+
+// pollAfter is the queue's spacing of polls by the expected wait.
+func pollAfter(waitSeconds float64) int {
+	switch {
+	case waitSeconds < 10:
+		return 2
+	case waitSeconds < 60:
+		return 5
+	default:
+		return int(min(max(waitSeconds/10, 5), 15))
+	}
+}
+
+// personalPoll asks the customer's own endpoint: the claim of an admitted
+// place, or a heartbeat.
+func (cr *crowd) personalPoll(ctx context.Context, c *customer) {
+	c.personal = time.Now().UnixNano()
+	inc(&cr.counts.PersonalPolls)
 	p, r := cr.api.poll(ctx, cr.identityToken(c), c.queueID)
 	if r.status != http.StatusOK {
 		if r.status == 0 || r.status >= 500 {
 			cr.retry(c, r, stepPoll)
 			return
 		}
-		cr.waiting.Add(-1)
+		cr.stopWaiting(c)
 		cr.finish(c)
 		return
 	}
 	c.tries = 0
-	c.polls++
+	if p.Place > 0 {
+		c.place = p.Place
+	}
 	switch p.Status {
 	case "admitted":
 		if p.AccessToken == "" {
@@ -421,7 +555,7 @@ func (cr *crowd) poll(ctx context.Context, c *customer) {
 		}
 		c.access = p.AccessToken
 		inc(&cr.counts.Admitted)
-		cr.waiting.Add(-1)
+		cr.stopWaiting(c)
 		cr.active.Add(1)
 		c.tries = 0
 		cr.later(c, stepChoose, cr.cfg.Profile.ThinkTime)
@@ -429,10 +563,10 @@ func (cr *crowd) poll(ctx context.Context, c *customer) {
 		cr.later(c, stepPoll, cr.pollDelay(p.PollAfterSeconds, r.retryAfter))
 	case "sold_out":
 		inc(&cr.counts.SoldOutSeen)
-		cr.waiting.Add(-1)
+		cr.stopWaiting(c)
 		cr.finish(c)
 	default: // expired, closed
-		cr.waiting.Add(-1)
+		cr.stopWaiting(c)
 		cr.finish(c)
 	}
 }

@@ -41,6 +41,92 @@ redis.call('HSET', KEYS[1], ARGV[1], 'w|' .. arr .. '|' .. score .. '|')
 return {1, 'w', arr, score}
 `
 
+// joinManyScript is joinScript for several customers in one call: the
+// joins of a pod coalesced, applied in order, so FIFO among them is the
+// order they arrived in and a customer twice in one batch gets one place
+// (the repeat answers created 0). Sequences are taken with one INCRBY and
+// the places written with one ZADD and one HSET for the whole batch.
+// KEYS: as joinScript. ARGV: salesOpenMs, preQueue, postOpenBase, then
+// (customer, randomKey) pairs. Returns {created, state, arrivalSeq, score}
+// per customer, flattened.
+var joinManyScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local open = now >= tonumber(ARGV[1])
+-- Pass 1: who keeps a place, who is new; repeats in the batch follow the
+-- first occurrence.
+local n = (#ARGV - 3) / 2
+local kind, arr, sc, st = {}, {}, {}, {}
+local first = {}
+local newCount, placeCount = 0, 0
+for k = 1, n do
+  local c = ARGV[2 + 2 * k]
+  if first[c] then
+    kind[k] = 'dup'
+  else
+    first[c] = k
+    local rec = redis.call('HGET', KEYS[1], c)
+    if rec then
+      local s, a, scr, sid = string.match(rec, '^(%a)|(%d+)|(%d+)|(.*)$')
+      arr[k] = a
+      local keep = s == 'w'
+      if (s == 'a' or s == 'c') and sid ~= '' then
+        local exp = redis.call('ZSCORE', KEYS[5], sid)
+        keep = exp and tonumber(exp) > now
+      end
+      if keep then kind[k], sc[k], st[k] = 'keep', scr, s else kind[k] = 'place' end
+    else
+      kind[k] = 'new'
+      newCount = newCount + 1
+    end
+    if kind[k] ~= 'keep' then placeCount = placeCount + 1 end
+  end
+end
+-- Pass 2: number the new arrivals and the FIFO places in batch order with
+-- one INCRBY each, and write all places with one ZADD and one HSET.
+local nextArr = 0
+if newCount > 0 then nextArr = redis.call('INCRBY', KEYS[3], newCount) - newCount end
+local nextFifo = 0
+if open and placeCount > 0 then nextFifo = redis.call('INCRBY', KEYS[4], placeCount) - placeCount end
+local zadd, hset, out = {}, {}, {}
+for k = 1, n do
+  local c = ARGV[2 + 2 * k]
+  if kind[k] == 'new' then
+    nextArr = nextArr + 1
+    arr[k] = string.format('%d', nextArr)
+  end
+  if kind[k] == 'new' or kind[k] == 'place' then
+    local score
+    if not open then
+      if ARGV[2] == 'fifo' then score = arr[k] else score = ARGV[3 + 2 * k] end
+    else
+      nextFifo = nextFifo + 1
+      score = string.format('%.0f', tonumber(ARGV[3]) + nextFifo)
+    end
+    sc[k], st[k] = score, 'w'
+    table.insert(zadd, score)
+    table.insert(zadd, c)
+    table.insert(hset, c)
+    table.insert(hset, 'w|' .. arr[k] .. '|' .. score .. '|')
+    table.insert(out, 1)
+  elseif kind[k] == 'keep' then
+    table.insert(out, 0)
+  else
+    local f = first[c]
+    arr[k], sc[k], st[k] = arr[f], sc[f], st[f]
+    table.insert(out, 0)
+  end
+  table.insert(out, st[k])
+  table.insert(out, arr[k])
+  table.insert(out, sc[k])
+end
+if #zadd > 0 then
+  redis.call('ZADD', KEYS[2], unpack(zadd))
+  redis.call('HSET', KEYS[1], unpack(hset))
+end
+return out
+`)
+
 // admitScript is one admitter tick: fence, drop expired sessions, admit
 // min(free, batch) from the front.
 // KEYS: epoch, active, queue, customers, remaining, prerank, watermark, admitted, admitlog.

@@ -75,6 +75,8 @@ type service struct {
 	keys     *accesstoken.KeySet
 	verifier *identity.Verifier
 	m        *metrics
+	pub      stateServer
+	joins    *joinBatcher // nil: one script call per join
 }
 
 func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(net.Addr)) error {
@@ -135,6 +137,15 @@ func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(ne
 	var bg []func()
 	go func() { s.snap.run(ctx); done <- struct{}{} }()
 	bg = append(bg, func() { <-done })
+	if cfg.JoinBatch > 1 {
+		// The batcher outlives the server's graceful shutdown, so joins in
+		// flight finish.
+		s.joins = newJoinBatcher(s.st, s.live, cfg.JoinBatch)
+		jctx, jcancel := context.WithCancel(context.WithoutCancel(ctx))
+		jdone := make(chan struct{})
+		go func() { s.joins.run(jctx); close(jdone) }()
+		bg = append(bg, func() { jcancel(); <-jdone })
+	}
 	if cfg.Admitter {
 		adone := make(chan error, 1)
 		go func() { adone <- s.runAdmitter(ctx, kube) }()
@@ -190,6 +201,7 @@ func (s *service) runAdmitter(ctx context.Context, kube *rest.Config) error {
 func (s *service) routes() *httpapi.Mux {
 	mux := httpapi.NewMux()
 	mux.Handle("POST /events/{eventId}/queue", s.handle("join", s.join))
+	mux.Handle("GET /events/{eventId}/queue/state", s.handle("state", s.state))
 	mux.Handle("GET /events/{eventId}/queue/{queueId}", s.handle("poll", s.poll))
 	mux.Handle("DELETE /events/{eventId}/queue/{queueId}", s.handle("leave", s.leave))
 	mux.Handle("GET /events/{eventId}/stats", s.handle("stats", s.stats))
@@ -269,8 +281,11 @@ func (s *service) customer(r *http.Request) (string, error) {
 
 // view is the JSON of a place.
 type view struct {
-	QueueID              string     `json:"queueId,omitempty"`
-	Status               string     `json:"status"`
+	QueueID string `json:"queueId,omitempty"`
+	Status  string `json:"status"`
+	// Place is the score the queueId carries, once sales are open: the page
+	// compares it with the public state's watermark.
+	Place                int64      `json:"place,omitempty"`
 	Position             int64      `json:"position"`
 	Ahead                int64      `json:"ahead"`
 	EstimatedWaitSeconds int64      `json:"estimatedWaitSeconds"`
@@ -302,7 +317,12 @@ func (s *service) join(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
-	p, err := s.st.join(ctx, customer, s.live.Load())
+	var p place
+	if s.joins != nil {
+		p, err = s.joins.join(ctx, customer)
+	} else {
+		p, err = s.st.join(ctx, customer, s.live.Load())
+	}
 	if err != nil {
 		return err
 	}
@@ -341,6 +361,7 @@ func (s *service) waitingView(v *view, score int64) {
 		v.PollAfterSeconds = int(min(max(time.Until(set.SalesOpenAt).Seconds(), 1), 15))
 		return
 	}
+	v.Place = score
 	v.Ahead = snap.ahead(score)
 	v.Position = v.Ahead + 1
 	rate := snap.admissionRate(set)
@@ -409,7 +430,7 @@ func (s *service) claimView(ctx context.Context, v *view, customer string, score
 	if err != nil {
 		return err
 	}
-	v.SalesOpen = true
+	v.SalesOpen, v.Place = true, score
 	switch c.Status {
 	case "waiting":
 		s.waitingView(v, score)

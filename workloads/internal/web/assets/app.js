@@ -32,7 +32,7 @@
     }
     let res;
     try {
-      res = await fetch(path, { method, headers, body, cache: "no-store", credentials: "same-origin" });
+      res = await fetch(path, { method, headers, body, cache: opts.cache || "no-store", credentials: "same-origin" });
     } catch (e) {
       return { status: 0, data: { error: { code: "network", message: "The connection failed; trying again." } }, headers: new Headers() };
     }
@@ -87,6 +87,10 @@
     const progressWrap = $("progress-wrap"), progress = $("progress"), countdown = $("countdown");
     const updated = $("updated"), errorEl = $("error"), rejoin = $("rejoin");
     let id, q = store.get(K.queue), timer = null, opensAt = null, tick = null, stopped = false;
+    // The per-person endpoint is asked only when the public state says the
+    // admission watermark has passed our place, and otherwise once a minute.
+    const HEARTBEAT_MS = 60000;
+    let lastPersonal = 0;
 
     function state(s, h, d) {
       title.dataset.state = s;
@@ -101,7 +105,7 @@
     function fail(msg) { text(errorEl, msg); show(errorEl, !!msg); }
     function schedule(sec) {
       clearTimeout(timer);
-      if (!stopped) timer = setTimeout(poll, sec * 1000);
+      if (!stopped) timer = setTimeout(watch, sec * 1000);
     }
     function runCountdown() {
       clearInterval(tick);
@@ -171,12 +175,50 @@
         fail(errMsg(r));
         return schedule(advised(r, 5));
       }
-      q = { queueId: r.data.queueId, customer: id.customerId, firstAhead: r.data.ahead };
+      q = { queueId: r.data.queueId, customer: id.customerId, firstAhead: r.data.ahead, place: r.data.place || 0 };
       store.set(K.queue, q);
+      lastPersonal = Date.now();
       return handle(r);
+    }
+    // How many wait before place, from the state's sampled [rank, place]
+    // points (the queue's own interpolation).
+    function aheadOf(samples, place, waiting) {
+      if (!samples || samples.length === 0) return 0;
+      const i = samples.findIndex((s) => s[1] >= place);
+      if (i === 0) return 0;
+      if (i < 0) return waiting;
+      const lo = samples[i - 1], hi = samples[i];
+      if (hi[1] === lo[1]) return hi[0];
+      return lo[0] + Math.floor((place - lo[1]) / (hi[1] - lo[1]) * (hi[0] - lo[0]));
+    }
+    // The queue's own spacing: 2 s near the front, up to 15 s far back.
+    function pollAfter(wait) {
+      if (wait < 10) return 2;
+      if (wait < 60) return 5;
+      return Math.min(Math.max(Math.floor(wait / 10), 5), 15);
+    }
+    // watch reads the public state, which a CDN answers for everyone, and
+    // computes our position from it and the place our queueId carries.
+    async function watch() {
+      if (!q) return join();
+      const r = await api("GET", "/events/" + eventId + "/queue/state", { cache: "default" });
+      if (r.status !== 200) { fail(errMsg(r)); return schedule(advised(r, 5)); }
+      const s = r.data;
+      if (s.soldOut) return render({ status: "sold_out" });
+      if (!s.salesOpen) {
+        render({ status: "waiting", salesOpen: false, salesOpenAt: s.salesOpenAt });
+        const left = (Date.parse(s.salesOpenAt) - Date.now()) / 1000;
+        return schedule(Math.min(Math.max(left || 1, 1), 15));
+      }
+      if (!q.place || s.watermark >= q.place || Date.now() - lastPersonal >= HEARTBEAT_MS) return poll();
+      const ahead = aheadOf(s.samples, q.place, s.waiting);
+      const wait = ahead / Math.max(s.admissionRate, 0.1);
+      render({ status: s.paused ? "paused" : "waiting", salesOpen: true, ahead, estimatedWaitSeconds: Math.floor(wait) });
+      schedule(pollAfter(wait));
     }
     async function poll() {
       if (!q) return join();
+      lastPersonal = Date.now();
       const r = await api("GET", "/events/" + eventId + "/queue/" + encodeURIComponent(q.queueId), { headers: bearer(id) });
       if (r.status === 404 || r.status === 400) { store.del(K.queue); q = null; return join(); }
       if (r.status === 401) { id = await identity(true); store.del(K.queue); q = null; return schedule(1); }
@@ -185,6 +227,7 @@
     }
     function handle(r) {
       const d = r.data;
+      if (q && d.place && q.place !== d.place) { q.place = d.place; store.set(K.queue, q); }
       render(d);
       if (d.status === "admitted" && d.accessToken) {
         store.set(K.access, { token: d.accessToken, expiresAt: d.accessTokenExpiresAt, queueId: q.queueId });
@@ -212,8 +255,8 @@
 
     try { id = await identity(false); } catch (e) { state("error", e.message); return; }
     if (q && q.customer !== id.customerId) { store.del(K.queue); q = null; }
-    // Only join and poll reach the backend: the pre-queue countdown appears
-    // when the queue's answers carry salesOpenAt.
+    // The pre-queue countdown appears when the queue's answers carry
+    // salesOpenAt.
     if (q) poll(); else join();
   }
 
@@ -341,8 +384,21 @@
       updateChoice();
     }
 
+    // The compact seat map has one status string per row ('A' available,
+    // 'H' held, 'S' sold, '-' no seat); expand it to {id, status}.
+    const codes = { A: "AVAILABLE", H: "HELD", S: "SOLD" };
+    function seatsOf(d) {
+      const out = [];
+      for (const row of d.rows || []) {
+        for (let i = 0; i < row.seats.length; i++) {
+          const st = codes[row.seats[i]];
+          if (st) out.push({ id: row.section + "-" + row.row + "-" + (row.first + i), status: st });
+        }
+      }
+      return out;
+    }
     async function loadSection(name) {
-      const r = await api("GET", "/events/" + eventId + "/seats?section=" + encodeURIComponent(name));
+      const r = await api("GET", "/events/" + eventId + "/seats?format=rows&section=" + encodeURIComponent(name), { cache: "default" });
       if (r.status !== 200) { message(errMsg(r)); return; }
       if (name !== section) return;
       currency = r.data.currency || currency;
@@ -351,7 +407,7 @@
         const label = [...sectionsEl.querySelectorAll("input")].find((i) => i.value === s.name);
         if (label) text(label.nextSibling, "Section " + s.name + " · " + s.price + " " + currency + " · " + nf.format(s.available) + " available");
       }
-      renderSeats(r.data.seats || []);
+      renderSeats(seatsOf(r.data));
       text(asof, "Availability as of " + new Date(r.data.asOf || Date.now()).toLocaleTimeString() + "; refreshed every few seconds.");
     }
     function chooseSection(name) {
@@ -437,14 +493,14 @@
     });
 
     async function startPicker() {
-      const r = await api("GET", "/events/" + eventId + "/seats");
+      const r = await api("GET", "/events/" + eventId + "/seats?format=rows", { cache: "default" });
       if (r.status !== 200) { message(errMsg(r)); setTimeout(startPicker, 3000); return; }
       currency = r.data.currency || "";
       const secs = r.data.sections || [];
       if (!section && secs.length) section = (secs.find((s) => s.available > 0) || secs[0]).name;
       renderSections(secs);
       show(picker, true);
-      const cur = (r.data.seats || []).filter((s) => seatLabel(s.id).section === section);
+      const cur = seatsOf(r.data).filter((s) => seatLabel(s.id).section === section);
       renderSeats(cur);
       text($("limit"), "Choose up to " + MAX_SEATS + " seats. Use Tab and Space to choose with the keyboard.");
       text(asof, "Availability as of " + new Date(r.data.asOf || Date.now()).toLocaleTimeString() + "; refreshed every few seconds.");

@@ -1,0 +1,122 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+// joinMany gives each of customers a place (or returns theirs) in one
+// script call, in order.
+func (s *store) joinMany(ctx context.Context, customers []string, set Settings) ([]place, error) {
+	openMs := int64(0)
+	if !set.SalesOpenAt.IsZero() {
+		openMs = set.SalesOpenAt.UnixMilli()
+	}
+	mode := "shuffle"
+	if set.PreQueue == "fifo" || set.PreQueue == "FIFO" {
+		mode = "fifo"
+	}
+	args := make([]any, 0, 3+2*len(customers))
+	args = append(args, openMs, mode, strconv.FormatInt(postOpenBase, 10))
+	for _, c := range customers {
+		args = append(args, c, randomKey())
+	}
+	res, err := joinManyScript.Run(ctx, s.rdb,
+		[]string{s.k.customers, s.k.queue, s.k.arrival, s.k.fifo, s.k.active}, args...).Slice()
+	if err != nil {
+		return nil, unavailable("join", err)
+	}
+	if len(res) != 4*len(customers) {
+		return nil, fmt.Errorf("join script: %d values for %d customers", len(res), len(customers))
+	}
+	out := make([]place, len(customers))
+	for i := range out {
+		r := res[4*i:]
+		out[i] = place{Created: toInt(r[0]) == 1, State: toString(r[1]), Arrival: toInt(r[2]), Score: toInt(r[3])}
+	}
+	return out, nil
+}
+
+// joinBatcher coalesces the joins that reach a pod at the same moment into
+// one script call: while one call is in flight the next joins gather, so
+// under load each call carries many joins and Redis runs one script
+// (one TIME, one round trip) for all of them. Alone, a join goes at once.
+type joinBatcher struct {
+	st   *store
+	live *liveSettings
+	max  int
+	reqs chan *joinReq
+}
+
+type joinReq struct {
+	customer string
+	done     chan joinRes // buffered: the batcher never blocks on a gone caller
+}
+
+type joinRes struct {
+	p   place
+	err error
+}
+
+// maxJoinBatch bounds a batch: the script unpacks its places into one
+// ZADD and one HSET, within Lua's stack.
+const maxJoinBatch = 1000
+
+func newJoinBatcher(st *store, live *liveSettings, max int) *joinBatcher {
+	max = min(max, maxJoinBatch)
+	return &joinBatcher{st: st, live: live, max: max, reqs: make(chan *joinReq, 4*max)}
+}
+
+// join queues customer's join and waits for its batch.
+func (b *joinBatcher) join(ctx context.Context, customer string) (place, error) {
+	r := &joinReq{customer: customer, done: make(chan joinRes, 1)}
+	select {
+	case b.reqs <- r:
+	case <-ctx.Done():
+		return place{}, ctx.Err()
+	}
+	select {
+	case res := <-r.done:
+		return res.p, res.err
+	case <-ctx.Done():
+		return place{}, ctx.Err()
+	}
+}
+
+// run sends batches until ctx is cancelled.
+func (b *joinBatcher) run(ctx context.Context) {
+	batch := make([]*joinReq, 0, b.max)
+	customers := make([]string, 0, b.max)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-b.reqs:
+			batch = append(batch[:0], r)
+		}
+	gather:
+		for len(batch) < b.max {
+			select {
+			case r := <-b.reqs:
+				batch = append(batch, r)
+			default:
+				break gather
+			}
+		}
+		customers = customers[:0]
+		for _, r := range batch {
+			customers = append(customers, r.customer)
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
+		places, err := b.st.joinMany(cctx, customers, b.live.Load())
+		cancel()
+		for i, r := range batch {
+			if err != nil {
+				r.done <- joinRes{err: err}
+			} else {
+				r.done <- joinRes{p: places[i]}
+			}
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/ticketfair/ticketfair/internal/testenv"
+)
+
+// TestCoalescedJoins: 400 customers join at once, each of them from four
+// goroutines. Coalesced into a few script calls, every customer still has
+// exactly one place, the places are distinct FIFO places after opening,
+// and far fewer script calls than joins reached Redis.
+func TestCoalescedJoins(t *testing.T) {
+	redisURL, rdb := testenv.RedisDB(t)
+	base := startService(t, testConfig(t, redisURL), nil)
+	const customers, dup = 400, 4
+	before := commandCalls(t, rdb)
+	var mu sync.Mutex
+	places := map[string]map[int64]bool{}
+	created := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range customers * dup {
+		c := fmt.Sprintf("c%d", i%customers)
+		tok := idToken(t, c)
+		wg.Go(func() {
+			r := do(t, "POST", queueURL(base), tok, nil)
+			if r.Status != http.StatusCreated && r.Status != http.StatusOK {
+				t.Errorf("join: %d %s", r.Status, r.Body)
+				return
+			}
+			v := r.view(t)
+			mu.Lock()
+			defer mu.Unlock()
+			if places[c] == nil {
+				places[c] = map[int64]bool{}
+			}
+			places[c][v.Place] = true
+			if r.Status == http.StatusCreated {
+				created[c]++
+			}
+		})
+	}
+	wg.Wait()
+	calls := commandCalls(t, rdb) - before
+	seen := map[int64]bool{}
+	for c, ps := range places {
+		if len(ps) != 1 || created[c] != 1 {
+			t.Fatalf("%s: places %v, created %d times", c, ps, created[c])
+		}
+		for p := range ps {
+			if seen[p] || p <= postOpenBase {
+				t.Fatalf("%s: place %d shared or not a FIFO place", c, p)
+			}
+			seen[p] = true
+		}
+	}
+	if len(places) != customers {
+		t.Fatalf("%d customers have places, want %d", len(places), customers)
+	}
+	// The snapshot refreshes too; joins alone were 1,600 calls uncoalesced.
+	if calls >= customers*dup/2 {
+		t.Fatalf("%d joins made %d script calls: not coalesced", customers*dup, calls)
+	}
+	t.Logf("%d joins (%d customers): %d script calls", customers*dup, customers, calls)
+}
+
+// TestJoinManyFIFO: the joins of one batch get FIFO places in batch order,
+// a repeat in the batch gets the same place, and an existing place is kept.
+func TestJoinManyFIFO(t *testing.T) {
+	_, rdb := testenv.RedisDB(t)
+	st := newStore(rdb, testEvent)
+	ctx := context.Background()
+	first, err := st.join(ctx, "z", testSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := st.joinMany(ctx, []string{"a", "b", "a", "z", "c"}, testSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps[2].Score != ps[0].Score || ps[2].Created || !ps[0].Created || ps[3].Score != first.Score || ps[3].Created {
+		t.Fatalf("repeats: %+v (z first at %d)", ps, first.Score)
+	}
+	scores := []int64{first.Score, ps[0].Score, ps[1].Score, ps[4].Score}
+	if !slices.IsSorted(scores) || scores[0] == scores[1] || scores[1] == scores[2] || scores[2] == scores[3] {
+		t.Fatalf("not FIFO in batch order: %v", scores)
+	}
+	// Arrival numbers follow the batch order too.
+	if !(first.Arrival < ps[0].Arrival && ps[0].Arrival < ps[1].Arrival && ps[1].Arrival < ps[4].Arrival) {
+		t.Fatalf("arrivals not in batch order: %+v", ps)
+	}
+	// Leaving and joining again gives a new place at the back, same arrival.
+	if ok, err := st.leave(ctx, "b", ps[1].Score); !ok || err != nil {
+		t.Fatalf("leave: %v %v", ok, err)
+	}
+	again, err := st.joinMany(ctx, []string{"b", "d"}, testSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again[0].Created || again[0].Arrival != ps[1].Arrival || again[0].Score <= ps[4].Score || again[1].Score <= again[0].Score {
+		t.Fatalf("re-join: %+v after %+v", again, ps)
+	}
+}
