@@ -244,3 +244,14 @@ func Terminate[T any](p *os.Process, done <-chan T, grace time.Duration) bool {
 		return false
 	}
 }
+
+// Kill stops the server at once with SIGKILL, as a crashed machine would,
+// keeping its directory (Stop removes it).
+func (s *Server) Kill() {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	err := <-s.done
+	s.done <- err
+}

@@ -30,6 +30,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/redisconn"
 )
 
 // QueueTokenHeader carries the queue's access token.
@@ -102,11 +103,10 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 		return fmt.Errorf("booking: %w", err)
 	}
 	defer pool.Close()
-	ropt, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := redisconn.New(cfg.Redis)
 	if err != nil {
-		return fmt.Errorf("booking: redis url: %w", err)
+		return fmt.Errorf("booking: %w", err)
 	}
-	rdb := redis.NewClient(ropt)
 	defer rdb.Close()
 
 	store := NewStore(pool, cfg.EventID, cfg.HoldTTL, cfg.MaxSeatsPerCustomer, cfg.Currency)
