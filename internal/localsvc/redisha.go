@@ -30,9 +30,12 @@ func StartRedisNode(ctx context.Context, tls bool, args ...string) (*Server, err
 	if err != nil {
 		return nil, err
 	}
-	base := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}
+	// A replica syncs at once, not after the default 5 s wait for others.
+	base := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir,
+		"--repl-diskless-sync-delay", "0"}
 	if tls {
-		base = []string{"--port", "0", "--tls-port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}
+		base[0], base[1] = "--port", "0"
+		base = append(base, "--tls-port", strconv.Itoa(port))
 	}
 	return startRedisLike(ctx, "redis", bin, dir, port, append(base, args...))
 }
@@ -213,10 +216,16 @@ func StartRedisCluster(ctx context.Context, masters, replicas int, nodeTimeout t
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		ok := true
+		// Ready when every node sees the cluster ok and every replica is in
+		// sync: a replica without its master's data may not take over.
+		ok, synced := true, 0
 		for _, s := range c.Nodes {
 			ok = ok && strings.Contains(cli(ctx, s.Addr, "CLUSTER", "INFO"), "cluster_state:ok")
+			if strings.Contains(cli(ctx, s.Addr, "INFO", "replication"), "master_link_status:up") {
+				synced++
+			}
 		}
+		ok = ok && synced == masters*replicas
 		if ok {
 			return c, nil
 		}

@@ -41,6 +41,10 @@ const (
 // second and a 503, never a hang.
 const timeout = time.Second
 
+// clusterReload is how often a cluster client re-reads the slot map while
+// it is in use: a failover is followed within about that.
+const clusterReload = time.Second
+
 // New returns the client cfg describes. It does not connect: the first
 // command does.
 func New(cfg config.Redis) (redis.UniversalClient, error) {
@@ -52,7 +56,12 @@ func New(cfg config.Redis) (redis.UniversalClient, error) {
 	case Sentinel:
 		return redis.NewFailoverClient(o.Failover()), nil
 	case Cluster:
-		return redis.NewClusterClient(o.Cluster()), nil
+		co := o.Cluster()
+		// The slot map is otherwise reloaded only on MOVED or once a
+		// minute, and a dead master answers no MOVED: its slots would stay
+		// unreachable long after a replica took them over.
+		co.ClusterStateReloadInterval = clusterReload
+		return redis.NewClusterClient(co), nil
 	default:
 		return redis.NewClient(o.Simple()), nil
 	}
