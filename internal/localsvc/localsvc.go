@@ -154,6 +154,13 @@ func PostgresBinDir() (string, error) {
 // postgres on a free port, trusting local connections. As root it runs the
 // server as the postgres user, because initdb refuses to run as root.
 func StartPostgres(ctx context.Context) (*Server, error) {
+	return StartPostgresWith(ctx, "", "")
+}
+
+// StartPostgresWith is StartPostgres, serving TLS (besides plain
+// connections) with the PEM certificate and key when given, and with extra
+// server settings ("name=value").
+func StartPostgresWith(ctx context.Context, certPEM, keyPEM string, settings ...string) (*Server, error) {
 	bindir, err := PostgresBinDir()
 	if err != nil {
 		return nil, err
@@ -181,6 +188,25 @@ func StartPostgres(ctx context.Context) (*Server, error) {
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir,
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=400", "-c", "shared_buffers=256MB")
+	if certPEM != "" {
+		// The server reads its key only when its owner alone may.
+		for name, body := range map[string]string{"server.crt": certPEM, "server.key": keyPEM} {
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				return nil, err
+			}
+			if cred != nil {
+				if err := os.Chown(path, int(cred.Uid), int(cred.Gid)); err != nil {
+					return nil, err
+				}
+			}
+		}
+		cmd.Args = append(cmd.Args, "-c", "ssl=on", "-c", "ssl_cert_file="+filepath.Join(dir, "server.crt"),
+			"-c", "ssl_key_file="+filepath.Join(dir, "server.key"))
+	}
+	for _, kv := range settings {
+		cmd.Args = append(cmd.Args, "-c", kv)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	logPath := filepath.Join(dir, "postgres.log")
 	s, err := start("postgres", cmd, logPath)

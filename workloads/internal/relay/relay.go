@@ -30,6 +30,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/database"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/kafkaconn"
@@ -152,9 +153,9 @@ func (r *Relay) Run(ctx context.Context) error {
 // lead takes the lock on a dedicated connection and publishes until ctx is
 // done or the connection fails.
 func (r *Relay) lead(ctx context.Context) error {
-	pcfg, err := pgx.ParseConfig(r.cfg.DatabaseURL)
+	pcfg, err := database.ConnConfig(r.cfg.Postgres)
 	if err != nil {
-		return fmt.Errorf("database url: %w", err)
+		return err
 	}
 	// The server must notice a vanished relay within seconds, not after the
 	// kernel's two-hour keepalive: until it does, the dead session keeps
@@ -401,9 +402,9 @@ func Run(ctx context.Context, cfg config.Relay, ready func(net.Addr)) error {
 	if err := kafkaconn.Check(ctx, cfg.Kafka); err != nil {
 		return fmt.Errorf("relay: %w", err)
 	}
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	pool, err := database.Pool(ctx, cfg.Postgres)
 	if err != nil {
-		return fmt.Errorf("database: %w", err)
+		return err
 	}
 	defer pool.Close()
 	if cfg.CreateTopics {

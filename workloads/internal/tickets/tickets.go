@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/database"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/kafkaconn"
@@ -99,9 +100,9 @@ func Run(ctx context.Context, cfg config.Tickets, ready func(net.Addr)) error {
 	if err := kafkaconn.Check(ctx, cfg.Kafka); err != nil {
 		return fmt.Errorf("tickets: %w", err)
 	}
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	pool, err := database.Pool(ctx, cfg.Postgres)
 	if err != nil {
-		return fmt.Errorf("database: %w", err)
+		return err
 	}
 	defer pool.Close()
 	s, err := New(ctx, cfg, pool)
