@@ -8,19 +8,19 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/redis/go-redis/v9"
 
+	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/redisconn"
 )
 
 // redisCommandStats sums INFO commandstats: calls per command.
-func redisCommandStats(ctx context.Context, url string) (map[string]int64, error) {
-	opt, err := redis.ParseURL(url)
+func redisCommandStats(ctx context.Context, cfg config.Redis) (map[string]int64, error) {
+	c, err := redisconn.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	c := redis.NewClient(opt)
 	defer c.Close()
 	info, err := c.Info(ctx, "commandstats").Result()
 	if err != nil {
@@ -135,11 +135,10 @@ done:
 }
 
 func (s *sale) auditFairness(ctx context.Context, rep *Report) error {
-	opt, err := redis.ParseURL(s.redis)
+	c, err := redisconn.New(s.redisConfig())
 	if err != nil {
 		return err
 	}
-	c := redis.NewClient(opt)
 	defer c.Close()
 	entries, err := c.LRange(ctx, zone.AdmitLogKey(s.o.EventID), 0, -1).Result()
 	if err != nil {
