@@ -281,3 +281,75 @@ func (s *Server) Kill() {
 	err := <-s.done
 	s.done <- err
 }
+
+// DataDir is a PostgreSQL server's data directory.
+func (s *Server) DataDir() string { return filepath.Join(s.Dir, "data") }
+
+// StartPostgresStandby clones primary with pg_basebackup and starts it as a
+// streaming replica (standby.signal, primary_conninfo with the application
+// name "standby") on a free port.
+func StartPostgresStandby(ctx context.Context, primary *Server) (*Server, error) {
+	bindir, err := PostgresBinDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "ticketfair-pg-standby-")
+	if err != nil {
+		return nil, err
+	}
+	cred, err := postgresCredential(dir)
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	host, port, _ := net.SplitHostPort(primary.Addr)
+	bb := exec.CommandContext(ctx, filepath.Join(bindir, "pg_basebackup"), "-h", host, "-p", port, "-U", "postgres",
+		"-D", data, "-R", "-X", "stream", "-d", "application_name=standby")
+	bb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := bb.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("pg_basebackup: %w\n%s", err, out)
+	}
+	sport, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	// A standby needs at least the primary's max_connections.
+	cmd := exec.Command(filepath.Join(bindir, "postgres"), "-D", data, "-p", strconv.Itoa(sport),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir,
+		"-c", "fsync=off", "-c", "max_connections=400", "-c", "shared_buffers=256MB")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	logPath := filepath.Join(dir, "postgres.log")
+	s, err := start("postgres-standby", cmd, logPath)
+	if err != nil {
+		return nil, err
+	}
+	s.Dir = dir
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(sport))
+	s.URL = fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", s.Addr)
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := s.waitTCP(wctx, logPath); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Promote makes a standby the primary (pg_ctl promote, waiting until it
+// accepts writes).
+func (s *Server) Promote(ctx context.Context) error {
+	bindir, err := PostgresBinDir()
+	if err != nil {
+		return err
+	}
+	cred, err := postgresCredential(s.Dir)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(bindir, "pg_ctl"), "promote", "-w", "-D", s.DataDir())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("pg_ctl promote: %w\n%s", err, out)
+	}
+	return nil
+}
