@@ -20,14 +20,19 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
 	"github.com/ticketfair/ticketfair/internal/testenv"
+	"github.com/ticketfair/ticketfair/workloads/keyspace"
+	"github.com/ticketfair/ticketfair/workloads/redisconn"
 )
 
 // TestDataStoreSpecs: the API server accepts each Redis mode, TLS and SASL
@@ -95,5 +100,39 @@ func TestDataStoreSpecs(t *testing.T) {
 				t.Fatalf("error %q does not contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCleanupOnCluster: --redis-cleanup on a real Redis Cluster deletes
+// every key of the event, wherever its slot lives, and no other event's.
+func TestCleanupOnCluster(t *testing.T) {
+	_, rc := testenv.RedisCluster(t, 5*time.Second)
+	rdb, err := redisconn.New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	ctx := context.Background()
+	for _, ev := range []int64{42, 421, 4} {
+		for i := range 50 {
+			if err := rdb.Set(ctx, fmt.Sprintf("%sk%d", keyspace.Prefix(ev), i), i, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	n, err := deleteEventKeys(ctx, rdb, 42)
+	if err != nil || n != 50 {
+		t.Fatalf("deleted %d keys (%v), want 50", n, err)
+	}
+	for ev, want := range map[int64]int64{42: 0, 421: 50, 4: 50} {
+		var left atomic.Int64
+		_ = rdb.(*redis.ClusterClient).ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			ks, err := m.Keys(ctx, keyspace.Pattern(ev)).Result()
+			left.Add(int64(len(ks)))
+			return err
+		})
+		if left.Load() != want {
+			t.Fatalf("event %d: %d keys left, want %d", ev, left.Load(), want)
+		}
 	}
 }

@@ -271,18 +271,24 @@ func (r *TicketEventReconciler) cleanRedis(ctx context.Context, te *ticketsv1alp
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(ctx, redisCleanupTimeout)
 	defer cancel()
+	return deleteEventKeys(ctx, rdb, te.Spec.EventID)
+}
+
+// deleteEventKeys deletes the event's keys from a server, a Sentinel
+// master or a cluster.
+func deleteEventKeys(ctx context.Context, rdb redis.UniversalClient, eventID int64) (int64, error) {
 	if c, ok := rdb.(*redis.ClusterClient); ok {
 		// SCAN sees one node: the event's keys share a hash slot, so they
 		// are on one master, and the others find none.
 		var total atomic.Int64
 		err := c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-			n, err := deleteKeys(ctx, m, te.Spec.EventID)
+			n, err := deleteKeys(ctx, m, eventID)
 			total.Add(n)
 			return err
 		})
 		return total.Load(), err
 	}
-	return deleteKeys(ctx, rdb, te.Spec.EventID)
+	return deleteKeys(ctx, rdb, eventID)
 }
 
 // deleteKeys SCANs for the event's keys (keyspace.Pattern) and UNLINKs each
