@@ -16,9 +16,14 @@ import (
 	"time"
 
 	"github.com/ticketfair/ticketfair/internal/localsvc"
+	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/database"
+	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
+	"github.com/ticketfair/ticketfair/workloads/internal/relay"
+	"github.com/ticketfair/ticketfair/workloads/internal/tickets"
 )
 
 // TestPostgresFailoverMidSale runs the booking service on a primary with a
@@ -75,6 +80,26 @@ func TestPostgresFailoverMidSale(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := startEnv(t, url, pool, func(c *config.Booking) { c.SweepInterval = 200 * time.Millisecond })
+	// The relay and the tickets service on the same multi-host URL.
+	brokers := testenv.KafkaBrokers(t, events.TopicTicketIssued, events.TopicRefundRequested)
+	runBg(t, func(ctx context.Context) error {
+		var rc config.Relay
+		_ = config.LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, &rc)
+		rc.HTTPAddr, rc.DatabaseURL, rc.Brokers = "127.0.0.1:0", url, brokers
+		rc.BackoffMax, rc.LockRetry, rc.PollInterval = 300*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
+		return relay.Run(ctx, rc, nil)
+	})
+	ticketKey, err := accesstoken.GenerateKey("tk1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runBg(t, func(ctx context.Context) error {
+		var tc config.Tickets
+		_ = config.LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, &tc)
+		tc.HTTPAddr, tc.DatabaseURL, tc.Brokers, tc.TicketKeys = "127.0.0.1:0", url, brokers, ticketKey
+		tc.IdentityHMACSecret, tc.RetryBackoff = testIdentity, 50*time.Millisecond
+		return tickets.Run(ctx, tc, nil)
+	})
 
 	client := &http.Client{Timeout: 10 * time.Second}
 	post := func(path string, body []byte, headers ...string) (int, map[string]any) {
@@ -197,10 +222,25 @@ func TestPostgresFailoverMidSale(t *testing.T) {
 	if sold != 200 || paidSeats != sold || int64(len(paid)) != sold {
 		t.Fatalf("%d seats SOLD, %d to PAID orders, %d payments acknowledged; want 200 each", sold, paidSeats, len(paid))
 	}
+	// The relay published every paid order and the tickets service issued
+	// one ticket per sold seat, both through the failover.
+	waitUntil := time.Now().Add(60 * time.Second)
+	var unpublished, issued int64
+	for time.Now().Before(waitUntil) {
+		_ = pool.QueryRow(ctx, "SELECT count(*) FROM outbox WHERE published_at IS NULL").Scan(&unpublished)
+		_ = pool.QueryRow(ctx, "SELECT count(*) FROM ticket").Scan(&issued)
+		if unpublished == 0 && issued == sold {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if unpublished != 0 || issued != sold {
+		t.Fatalf("%d outbox rows unpublished, %d tickets for %d sold seats", unpublished, issued, sold)
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	t.Logf("PG FAILOVER: primary SIGKILLed after %d payments, standby promoted in %.2fs; requests failed (503 or no answer) from %+.2fs to %+.2fs after the kill (%.2fs, %d failed requests); %d payments after; 200 seats sold once each, every acknowledged payment PAID on the new primary",
-		beforeKil.Load(), promoted.Seconds(), firstFail.Sub(killedAt).Seconds(), lastFail.Sub(killedAt).Seconds(), lastFail.Sub(firstFail).Seconds(), fails, afterKill.Load())
+	t.Logf("PG FAILOVER: primary SIGKILLed after %d payments, standby promoted in %.2fs; requests failed (503 or no answer) from %+.2fs to %+.2fs after the kill (%.2fs, %d failed requests); %d payments after; 200 seats sold once each, every acknowledged payment PAID on the new primary, every outbox row published and %d tickets issued",
+		beforeKil.Load(), promoted.Seconds(), firstFail.Sub(killedAt).Seconds(), lastFail.Sub(killedAt).Seconds(), lastFail.Sub(firstFail).Seconds(), fails, afterKill.Load(), issued)
 }
 
 // soldOut reports whether no seat is AVAILABLE (the sale is over; holds
@@ -211,4 +251,17 @@ func (e *env) soldOut(ctx context.Context) bool {
 		return false
 	}
 	return n == 0
+}
+
+// runBg runs a service until the test ends; it must not fail before.
+func runBg(t *testing.T, run func(ctx context.Context) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("service: %v", err)
+		}
+	})
 }
