@@ -193,8 +193,14 @@ func StartRedisCluster(ctx context.Context, masters, replicas int, nodeTimeout t
 	}
 	var addrs []string
 	for i := 0; i < masters*(1+replicas); i++ {
+		// The bus port is a free one of its own: the default, port+10000,
+		// may be taken or beyond 65535.
+		bus, err := FreePort()
+		if err != nil {
+			return fail(err)
+		}
 		s, err := StartRedisNode(ctx, false, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", strconv.FormatInt(nodeTimeout.Milliseconds(), 10))
+			"--cluster-port", strconv.Itoa(bus), "--cluster-node-timeout", strconv.FormatInt(nodeTimeout.Milliseconds(), 10))
 		if err != nil {
 			return fail(err)
 		}
