@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -35,7 +36,9 @@ import (
 
 	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
 	"github.com/ticketfair/ticketfair/controllers/render"
+	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/keyspace"
+	"github.com/ticketfair/ticketfair/workloads/redisconn"
 )
 
 // FinalizerRedisCleanup holds a deleted TicketEvent until its Redis keys
@@ -221,53 +224,86 @@ func (r *TicketEventReconciler) writerPods(ctx context.Context, te *ticketsv1alp
 	return out, nil
 }
 
-// redisURL reads the Redis URL from spec.redis.urlSecretRef, uncached: the
-// operator caches only its own Secrets.
-func (r *TicketEventReconciler) redisURL(ctx context.Context, te *ticketsv1alpha1.TicketEvent) (string, error) {
+// redisConfig is spec.redis with its Secrets read, uncached: the operator
+// caches only its own Secrets.
+func (r *TicketEventReconciler) redisConfig(ctx context.Context, te *ticketsv1alpha1.TicketEvent) (config.Redis, error) {
 	if te.Spec.Redis == nil {
-		return "", fmt.Errorf("%w: spec.redis is not set", errNoRedis)
+		return config.Redis{}, fmt.Errorf("%w: spec.redis is not set", errNoRedis)
 	}
-	ref := te.Spec.Redis.URLSecretRef
-	var s corev1.Secret
-	err := r.apiReader().Get(ctx, client.ObjectKey{Namespace: te.Namespace, Name: ref.Name}, &s)
-	if apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("%w: Secret %s not found", errNoRedis, ref.Name)
+	withRefs := render.RedisConfig(te.Spec.Redis)
+	env := map[string]string{}
+	secrets := map[string]*corev1.Secret{}
+	for _, v := range config.Render(&withRefs) {
+		ref, ok := render.SecretRef(v.Value)
+		if !ok {
+			env[v.Name] = v.Value
+			continue
+		}
+		s, ok := secrets[ref.Name]
+		if !ok {
+			s = &corev1.Secret{}
+			err := r.apiReader().Get(ctx, client.ObjectKey{Namespace: te.Namespace, Name: ref.Name}, s)
+			if apierrors.IsNotFound(err) {
+				return config.Redis{}, fmt.Errorf("%w: Secret %s not found", errNoRedis, ref.Name)
+			}
+			if err != nil {
+				return config.Redis{}, fmt.Errorf("get Secret %s: %w", ref.Name, err)
+			}
+			secrets[ref.Name] = s
+		}
+		val, ok := s.Data[ref.Key]
+		if !ok || len(val) == 0 {
+			return config.Redis{}, fmt.Errorf("%w: Secret %s has no key %s", errNoRedis, ref.Name, ref.Key)
+		}
+		env[v.Name] = string(val)
 	}
-	if err != nil {
-		return "", fmt.Errorf("get Secret %s: %w", ref.Name, err)
+	var cfg config.Redis
+	if err := config.LoadFrom(nil, nil, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &cfg); err != nil {
+		return config.Redis{}, fmt.Errorf("%w: %v", errNoRedis, err)
 	}
-	url, ok := s.Data[ref.Key]
-	if !ok || len(url) == 0 {
-		return "", fmt.Errorf("%w: Secret %s has no key %s", errNoRedis, ref.Name, ref.Key)
-	}
-	return string(url), nil
+	return cfg, nil
 }
 
-// cleanRedis deletes every key of the event from the Redis of
-// spec.redis.urlSecretRef and returns how many it deleted.
+// cleanRedis deletes every key of the event from the Redis of spec.redis
+// and returns how many it deleted.
 func (r *TicketEventReconciler) cleanRedis(ctx context.Context, te *ticketsv1alpha1.TicketEvent) (int64, error) {
-	url, err := r.redisURL(ctx, te)
+	cfg, err := r.redisConfig(ctx, te)
 	if err != nil {
 		return 0, err
 	}
-	opt, err := redis.ParseURL(url)
+	// redisconn's errors never quote the URL (it may carry a password).
+	rdb, err := redisconn.New(cfg)
 	if err != nil {
-		// Not the parser's message: it may quote the URL, password included.
-		ref := te.Spec.Redis.URLSecretRef
-		return 0, fmt.Errorf("%w: Secret %s key %s is not a redis:// or rediss:// URL", errNoRedis, ref.Name, ref.Key)
+		return 0, fmt.Errorf("%w: %v", errNoRedis, err)
 	}
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(ctx, redisCleanupTimeout)
 	defer cancel()
-	return deleteKeys(ctx, rdb, te.Spec.EventID)
+	return deleteEventKeys(ctx, rdb, te.Spec.EventID)
+}
+
+// deleteEventKeys deletes the event's keys from a server, a Sentinel
+// master or a cluster.
+func deleteEventKeys(ctx context.Context, rdb redis.UniversalClient, eventID int64) (int64, error) {
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		// SCAN sees one node: the event's keys share a hash slot, so they
+		// are on one master, and the others find none.
+		var total atomic.Int64
+		err := c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			n, err := deleteKeys(ctx, m, eventID)
+			total.Add(n)
+			return err
+		})
+		return total.Load(), err
+	}
+	return deleteKeys(ctx, rdb, eventID)
 }
 
 // deleteKeys SCANs for the event's keys (keyspace.Pattern) and UNLINKs each
 // page of them: UNLINK frees a large value (a queue of millions) off the
 // main thread. Only keys that start with the event's prefix are deleted,
 // whatever the server's pattern matching returned.
-func deleteKeys(ctx context.Context, rdb *redis.Client, eventID int64) (int64, error) {
+func deleteKeys(ctx context.Context, rdb redis.Cmdable, eventID int64) (int64, error) {
 	prefix, pattern := keyspace.Prefix(eventID), keyspace.Pattern(eventID)
 	var deleted int64
 	var cursor uint64

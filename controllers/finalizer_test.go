@@ -555,8 +555,8 @@ func TestRedisCleanupFinalizer(t *testing.T) {
 		if running, err := r.stopWriters(ctx, owner); err != nil || len(running) != 0 {
 			t.Fatalf("after the Deployment went: running %v, %v", running, err)
 		}
-		if url, err := r.redisURL(ctx, owner); err != nil || url != redisURL {
-			t.Fatalf("Redis URL %q, %v", url, err)
+		if rc, err := r.redisConfig(ctx, owner); err != nil || rc.RedisURL != redisURL {
+			t.Fatalf("Redis URL %q, %v", rc.RedisURL, err)
 		}
 		// Not granted, because not needed.
 		if err := rc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "any"}, &corev1.Pod{}); !apierrors.IsForbidden(err) {

@@ -238,18 +238,88 @@ type Identity struct {
 	Audience string `json:"audience,omitempty"`
 }
 
-// Redis locates the Redis server of the waiting room.
+// Redis locates the Redis of the waiting room: a single server, a master
+// found through Sentinel, or a Redis Cluster.
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) && self.mode == 'Sentinel') == has(self.masterName)",message="redis.masterName is required in Sentinel mode and only there"
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) && self.mode == 'Sentinel') || (!has(self.sentinelUsernameSecretRef) && !has(self.sentinelPasswordSecretRef))",message="redis.sentinelUsernameSecretRef and redis.sentinelPasswordSecretRef apply to Sentinel mode only"
 type Redis struct {
-	// URLSecretRef selects the key of a Secret holding the Redis URL
-	// (redis://[:password@]host:6379/0); URLs carry passwords, so they live in Secrets.
+	// URLSecretRef selects the key of a Secret holding the Redis URL,
+	// redis[s]://[user:password@]host:port[/db][?addr=host:port&addr=...]:
+	// the server (Standalone), the sentinels (Sentinel) or seed nodes
+	// (Cluster, e.g. a managed service's configuration endpoint). URLs may
+	// carry passwords, so they live in Secrets; rediss:// turns TLS on.
 	URLSecretRef corev1.SecretKeySelector `json:"urlSecretRef"`
+	// Mode is Standalone (one server, or a managed service's primary
+	// endpoint), Sentinel (the URL names the sentinels) or Cluster (Redis
+	// Cluster; an event's keys share one hash slot).
+	// +kubebuilder:default=Standalone
+	// +optional
+	Mode RedisMode `json:"mode,omitempty"`
+	// MasterName is the name under which the sentinels monitor the master (Sentinel mode).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	MasterName string `json:"masterName,omitempty"`
+	// UsernameSecretRef selects the key of a Secret holding the ACL user (instead of the URL's).
+	// +optional
+	UsernameSecretRef *corev1.SecretKeySelector `json:"usernameSecretRef,omitempty"`
+	// PasswordSecretRef selects the key of a Secret holding the password or AUTH token (instead of the URL's).
+	// +optional
+	PasswordSecretRef *corev1.SecretKeySelector `json:"passwordSecretRef,omitempty"`
+	// SentinelUsernameSecretRef selects the key of a Secret holding the sentinels' ACL user.
+	// +optional
+	SentinelUsernameSecretRef *corev1.SecretKeySelector `json:"sentinelUsernameSecretRef,omitempty"`
+	// SentinelPasswordSecretRef selects the key of a Secret holding the sentinels' password, when they require one.
+	// +optional
+	SentinelPasswordSecretRef *corev1.SecretKeySelector `json:"sentinelPasswordSecretRef,omitempty"`
+	// TLS, when set, connects with TLS (as a rediss:// URL does).
+	// +optional
+	TLS *ClientTLS `json:"tls,omitempty"`
+}
+
+// RedisMode is how Redis is reached.
+// +kubebuilder:validation:Enum=Standalone;Sentinel;Cluster
+type RedisMode string
+
+// Redis modes.
+const (
+	RedisStandalone RedisMode = "Standalone"
+	RedisSentinel   RedisMode = "Sentinel"
+	RedisCluster    RedisMode = "Cluster"
+)
+
+// ClientTLS is how a client verifies its server, and optionally proves
+// itself with a certificate. Every PEM comes from a Secret.
+// +kubebuilder:validation:XValidation:rule="has(self.certSecretRef) == has(self.keySecretRef)",message="tls.certSecretRef and tls.keySecretRef go together"
+type ClientTLS struct {
+	// CASecretRef selects the key of a Secret holding the PEM CA
+	// certificates that sign the server's certificate (default: the system's).
+	// +optional
+	CASecretRef *corev1.SecretKeySelector `json:"caSecretRef,omitempty"`
+	// CertSecretRef selects the key of a Secret holding the PEM client certificate.
+	// +optional
+	CertSecretRef *corev1.SecretKeySelector `json:"certSecretRef,omitempty"`
+	// KeySecretRef selects the key of a Secret holding the PEM private key of the client certificate.
+	// +optional
+	KeySecretRef *corev1.SecretKeySelector `json:"keySecretRef,omitempty"`
+	// ServerName is the name the server's certificate must carry (default: the host dialed).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ServerName string `json:"serverName,omitempty"`
 }
 
 // Postgres locates the PostgreSQL database of orders and seats.
 type Postgres struct {
 	// URLSecretRef selects the key of a Secret holding the PostgreSQL URL
-	// (postgres://user:password@host:5432/db?sslmode=require).
+	// (postgres://user:password@host:5432/db?sslmode=verify-full). Several
+	// hosts with target_session_attrs=read-write
+	// (postgres://u:p@db-a:5432,db-b:5432/db?target_session_attrs=read-write)
+	// follow a failover to whichever is the primary.
 	URLSecretRef corev1.SecretKeySelector `json:"urlSecretRef"`
+	// CASecretRef selects the key of a Secret holding the PEM CA
+	// certificates of the server, checked with sslmode=verify-full in the URL.
+	// +optional
+	CASecretRef *corev1.SecretKeySelector `json:"caSecretRef,omitempty"`
 }
 
 // Kafka locates the Kafka cluster and names the topics.
@@ -267,6 +337,23 @@ type Kafka struct {
 	// +kubebuilder:default=refund-requested
 	// +optional
 	RefundRequestedTopic string `json:"refundRequestedTopic,omitempty"`
+	// TLS, when set, connects to the brokers with TLS.
+	// +optional
+	TLS *ClientTLS `json:"tls,omitempty"`
+	// SASL, when set, authenticates to the brokers.
+	// +optional
+	SASL *KafkaSASL `json:"sasl,omitempty"`
+}
+
+// KafkaSASL authenticates a client to the brokers.
+type KafkaSASL struct {
+	// Mechanism is PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
+	// +kubebuilder:validation:Enum=PLAIN;SCRAM-SHA-256;SCRAM-SHA-512
+	Mechanism string `json:"mechanism"`
+	// UsernameSecretRef selects the key of a Secret holding the user.
+	UsernameSecretRef corev1.SecretKeySelector `json:"usernameSecretRef"`
+	// PasswordSecretRef selects the key of a Secret holding the password.
+	PasswordSecretRef corev1.SecretKeySelector `json:"passwordSecretRef"`
 }
 
 // Workload sets how one service of the sale runs.

@@ -262,7 +262,7 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 	defaults(&q)
 	q.DrainDelay = drainDelay
 	q.EventID = s.EventID
-	q.RedisURL = secretRef(s.Redis.URLSecretRef)
+	redisConfig(&q.Redis, s.Redis)
 	identity(&q.Identity, s.Identity)
 	q.AccessTokenKeys = secretRef(corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyAccessTokenKeys})
 	admission(&q.Admission, s.Admission)
@@ -295,8 +295,8 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 	defaults(&b)
 	b.DrainDelay = drainDelay
 	b.EventID = s.EventID
-	b.DatabaseURL = secretRef(s.Postgres.URLSecretRef)
-	b.RedisURL = secretRef(s.Redis.URLSecretRef)
+	postgresConfig(&b.Postgres, s.Postgres)
+	redisConfig(&b.Redis, s.Redis)
 	identity(&b.Identity, s.Identity)
 	b.AccessTokenKeys = secretRef(corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyAccessTokenKeys})
 	if s.Holds.TTL != nil {
@@ -324,7 +324,7 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 	var r config.Relay
 	defaults(&r)
 	r.DrainDelay = drainDelay
-	r.DatabaseURL = secretRef(s.Postgres.URLSecretRef)
+	postgresConfig(&r.Postgres, s.Postgres)
 	kafka(&r.Kafka, s.Kafka)
 	if port, err = httpPort(r.HTTPAddr); err != nil {
 		return nil, err
@@ -334,7 +334,7 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 	var t config.Tickets
 	defaults(&t)
 	t.DrainDelay = drainDelay
-	t.DatabaseURL = secretRef(s.Postgres.URLSecretRef)
+	postgresConfig(&t.Postgres, s.Postgres)
 	kafka(&t.Kafka, s.Kafka)
 	identity(&t.Identity, s.Identity)
 	t.TicketKeys = secretRef(corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyTicketKeys})
@@ -390,6 +390,7 @@ func kafka(dst *config.Kafka, k *ticketsv1alpha1.Kafka) {
 	if k.RefundRequestedTopic != "" {
 		dst.TopicRefundRequested = k.RefundRequestedTopic
 	}
+	kafkaSecurity(dst, k)
 }
 
 func httpPort(addr string) (int32, error) {

@@ -203,4 +203,3 @@ func layer(add files) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
-

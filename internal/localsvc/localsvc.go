@@ -154,6 +154,13 @@ func PostgresBinDir() (string, error) {
 // postgres on a free port, trusting local connections. As root it runs the
 // server as the postgres user, because initdb refuses to run as root.
 func StartPostgres(ctx context.Context) (*Server, error) {
+	return StartPostgresWith(ctx, "", "")
+}
+
+// StartPostgresWith is StartPostgres, serving TLS (besides plain
+// connections) with the PEM certificate and key when given, and with extra
+// server settings ("name=value").
+func StartPostgresWith(ctx context.Context, certPEM, keyPEM string, settings ...string) (*Server, error) {
 	bindir, err := PostgresBinDir()
 	if err != nil {
 		return nil, err
@@ -181,6 +188,25 @@ func StartPostgres(ctx context.Context) (*Server, error) {
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir,
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=400", "-c", "shared_buffers=256MB")
+	if certPEM != "" {
+		// The server reads its key only when its owner alone may.
+		for name, body := range map[string]string{"server.crt": certPEM, "server.key": keyPEM} {
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				return nil, err
+			}
+			if cred != nil {
+				if err := os.Chown(path, int(cred.Uid), int(cred.Gid)); err != nil {
+					return nil, err
+				}
+			}
+		}
+		cmd.Args = append(cmd.Args, "-c", "ssl=on", "-c", "ssl_cert_file="+filepath.Join(dir, "server.crt"),
+			"-c", "ssl_key_file="+filepath.Join(dir, "server.key"))
+	}
+	for _, kv := range settings {
+		cmd.Args = append(cmd.Args, "-c", kv)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	logPath := filepath.Join(dir, "postgres.log")
 	s, err := start("postgres", cmd, logPath)
@@ -243,4 +269,87 @@ func Terminate[T any](p *os.Process, done <-chan T, grace time.Duration) bool {
 		<-done
 		return false
 	}
+}
+
+// Kill stops the server at once with SIGKILL, as a crashed machine would,
+// keeping its directory (Stop removes it).
+func (s *Server) Kill() {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	err := <-s.done
+	s.done <- err
+}
+
+// DataDir is a PostgreSQL server's data directory.
+func (s *Server) DataDir() string { return filepath.Join(s.Dir, "data") }
+
+// StartPostgresStandby clones primary with pg_basebackup and starts it as a
+// streaming replica (standby.signal, primary_conninfo with the application
+// name "standby") on a free port.
+func StartPostgresStandby(ctx context.Context, primary *Server) (*Server, error) {
+	bindir, err := PostgresBinDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "ticketfair-pg-standby-")
+	if err != nil {
+		return nil, err
+	}
+	cred, err := postgresCredential(dir)
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	host, port, _ := net.SplitHostPort(primary.Addr)
+	bb := exec.CommandContext(ctx, filepath.Join(bindir, "pg_basebackup"), "-h", host, "-p", port, "-U", "postgres",
+		"-D", data, "-R", "-X", "stream", "-d", "application_name=standby")
+	bb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := bb.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("pg_basebackup: %w\n%s", err, out)
+	}
+	sport, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	// A standby needs at least the primary's max_connections.
+	cmd := exec.Command(filepath.Join(bindir, "postgres"), "-D", data, "-p", strconv.Itoa(sport),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir,
+		"-c", "fsync=off", "-c", "max_connections=400", "-c", "shared_buffers=256MB")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	logPath := filepath.Join(dir, "postgres.log")
+	s, err := start("postgres-standby", cmd, logPath)
+	if err != nil {
+		return nil, err
+	}
+	s.Dir = dir
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(sport))
+	s.URL = fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", s.Addr)
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := s.waitTCP(wctx, logPath); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Promote makes a standby the primary (pg_ctl promote, waiting until it
+// accepts writes).
+func (s *Server) Promote(ctx context.Context) error {
+	bindir, err := PostgresBinDir()
+	if err != nil {
+		return err
+	}
+	cred, err := postgresCredential(s.Dir)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(bindir, "pg_ctl"), "promote", "-w", "-D", s.DataDir())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("pg_ctl promote: %w\n%s", err, out)
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/demo"
 	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
 )
@@ -34,8 +35,11 @@ func runAudit(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.DatabaseURL = os.Getenv("TICKETFAIR_AUDIT_DATABASE_URL")
-	cfg.RedisURL = os.Getenv("TICKETFAIR_AUDIT_REDIS_URL")
-	if cfg.DatabaseURL == "" || cfg.RedisURL == "" || *result == "" || cfg.MaxActive <= 0 {
+	if err := config.LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, &cfg.Redis); err != nil {
+		return err
+	}
+	cfg.Redis.RedisURL = os.Getenv("TICKETFAIR_AUDIT_REDIS_URL")
+	if cfg.DatabaseURL == "" || cfg.Redis.RedisURL == "" || *result == "" || cfg.MaxActive <= 0 {
 		fs.Usage()
 		return errors.New("set TICKETFAIR_AUDIT_DATABASE_URL, TICKETFAIR_AUDIT_REDIS_URL, -loadtest-json and -max-active")
 	}

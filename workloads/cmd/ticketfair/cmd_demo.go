@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"strings"
 
 	"github.com/ticketfair/ticketfair/workloads/internal/demo"
@@ -24,13 +25,18 @@ func runDemo(ctx context.Context, args []string) error {
 	fs.StringVar(&o.Profile, "profile", "", "crowd overrides, e.g. abandon=0.05,webhooktwice=0.2 (see ticketfair loadtest -h)")
 	fs.StringVar(&o.ReportJSON, "report-json", "", "also write the report as JSON to this file")
 	fs.BoolVar(&o.Keep, "keep", false, "keep logs and server data for inspection")
-	fs.StringVar(&o.RedisURL, "redis-url", "", "use this Redis instead of starting one")
+	fs.StringVar(&o.RedisURL, "redis-url", "", "use this Redis instead of starting one (in sentinel mode: the sentinels)")
+	fs.StringVar(&o.RedisMode, "redis-mode", "standalone", "standalone, or sentinel: start a master, a replica and three sentinels, and reach the master through them")
+	fs.StringVar(&o.RedisMaster, "redis-master-name", "ticketfair", "sentinel mode: the master's name")
 	fs.StringVar(&o.DatabaseURL, "database-url", "", "use this PostgreSQL database instead of starting a server")
 	brokers := fs.String("kafka-brokers", "", "use these Kafka brokers instead of the embedded one")
 	fs.DurationVar(&o.Deadline, "deadline", o.Deadline, "give up after this long")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "random seed of the crowd")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.RedisMode != "standalone" && o.RedisMode != "sentinel" {
+		return fmt.Errorf("demo: --redis-mode %q: standalone or sentinel", o.RedisMode)
 	}
 	if *brokers != "" {
 		o.KafkaBrokers = strings.Split(*brokers, ",")

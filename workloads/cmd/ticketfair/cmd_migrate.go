@@ -7,10 +7,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/booking"
+	"github.com/ticketfair/ticketfair/workloads/internal/database"
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
 )
 
@@ -25,7 +24,11 @@ func runMigrate(ctx context.Context, args []string) error {
 	if err := config.Load(flag.NewFlagSet("migrate", flag.ContinueOnError), args, &cfg); err != nil {
 		return err
 	}
-	if err := migrations.Up(ctx, cfg.DatabaseURL); err != nil {
+	conn, err := database.ConnConfig(cfg.Postgres)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := migrations.UpConn(ctx, conn); err != nil {
 		return err
 	}
 	slog.Info("migrations applied")
@@ -39,7 +42,7 @@ func runMigrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	pool, err := database.Pool(ctx, cfg.Postgres)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}

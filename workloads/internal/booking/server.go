@@ -26,10 +26,12 @@ import (
 
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
+	"github.com/ticketfair/ticketfair/workloads/internal/database"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/redisconn"
 )
 
 // QueueTokenHeader carries the queue's access token.
@@ -85,28 +87,24 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 		return errors.New("booking: set TICKETFAIR_ACCESS_TOKEN_JWKS_URL or TICKETFAIR_ACCESS_TOKEN_KEYS")
 	}
 
-	pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	// A database that is down costs a request at most the connect
+	// timeout (database.PoolConfig's), not the OS's.
+	pcfg, err := database.PoolConfig(cfg.Postgres)
 	if err != nil {
-		return fmt.Errorf("booking: database url: %w", err)
+		return fmt.Errorf("booking: %w", err)
 	}
 	if cfg.DatabaseMaxConns > 0 {
 		pcfg.MaxConns = int32(cfg.DatabaseMaxConns)
 	}
-	// A database that is down must cost a request milliseconds, not the
-	// default dial timeout.
-	if pcfg.ConnConfig.ConnectTimeout == 0 || pcfg.ConnConfig.ConnectTimeout > 2*time.Second {
-		pcfg.ConnConfig.ConnectTimeout = 2 * time.Second
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	pool, err := database.NewPool(ctx, pcfg)
 	if err != nil {
 		return fmt.Errorf("booking: %w", err)
 	}
 	defer pool.Close()
-	ropt, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := redisconn.New(cfg.Redis)
 	if err != nil {
-		return fmt.Errorf("booking: redis url: %w", err)
+		return fmt.Errorf("booking: %w", err)
 	}
-	rdb := redis.NewClient(ropt)
 	defer rdb.Close()
 
 	store := NewStore(pool, cfg.EventID, cfg.HoldTTL, cfg.MaxSeatsPerCustomer, cfg.Currency)
@@ -522,7 +520,7 @@ func (s *service) readyz(w http.ResponseWriter, r *http.Request) error {
 		return httpapi.Unavailable("the database", err)
 	}
 	if !s.migrated.Load() {
-		n, err := migrations.Pending(ctx, s.cfg.DatabaseURL)
+		n, err := migrations.PendingConn(ctx, s.pool.Config().ConnConfig)
 		if err != nil {
 			return httpapi.Unavailable("the database", err)
 		}

@@ -10,19 +10,19 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/redis/go-redis/v9"
 
+	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/redisconn"
 )
 
 // redisCommandStats sums INFO commandstats: calls per command.
-func redisCommandStats(ctx context.Context, url string) (map[string]int64, error) {
-	opt, err := redis.ParseURL(url)
+func redisCommandStats(ctx context.Context, cfg config.Redis) (map[string]int64, error) {
+	c, err := redisconn.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	c := redis.NewClient(opt)
 	defer c.Close()
 	info, err := c.Info(ctx, "commandstats").Result()
 	if err != nil {
@@ -122,7 +122,7 @@ func queryLedger(ctx context.Context, conn *pgx.Conn, eventID int64) (ledger, er
 // audit is Audit on this sale, with the figures only a local sale has:
 // the services' peak memory and Redis commands per request.
 func (s *sale) audit(ctx context.Context, res *loadtest.Result, before, after map[string]int64) (*Report, error) {
-	rep, err := Audit(ctx, AuditConfig{DatabaseURL: s.db, RedisURL: s.redis, EventID: s.o.EventID, MaxActive: s.o.MaxActive}, res)
+	rep, err := Audit(ctx, AuditConfig{DatabaseURL: s.db, Redis: s.redisConfig(), EventID: s.o.EventID, MaxActive: s.o.MaxActive}, res)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (s *sale) audit(ctx context.Context, res *loadtest.Result, before, after ma
 // AuditConfig says where a sale's records are and what it promised.
 type AuditConfig struct {
 	DatabaseURL string
-	RedisURL    string
+	Redis       config.Redis
 	EventID     int64
 	// MaxActive is the highest admission.maxActive the sale ran with.
 	MaxActive int
@@ -191,11 +191,10 @@ done:
 }
 
 func auditFairness(ctx context.Context, cfg AuditConfig, rep *Report) error {
-	opt, err := redis.ParseURL(cfg.RedisURL)
+	c, err := redisconn.New(cfg.Redis)
 	if err != nil {
 		return err
 	}
-	c := redis.NewClient(opt)
 	defer c.Close()
 	entries, err := c.LRange(ctx, zone.AdmitLogKey(cfg.EventID), 0, -1).Result()
 	if err != nil {

@@ -32,16 +32,21 @@ import (
 
 // Options of a local sale.
 type Options struct {
-	Customers    int
-	Seats        int
-	MaxActive    int
-	AdmitRate    int
-	OpensIn      time.Duration
-	HoldTTL      time.Duration
-	Profile      string // loadtest.ParseProfile overrides
-	ReportJSON   string
-	Keep         bool
-	RedisURL     string
+	Customers  int
+	Seats      int
+	MaxActive  int
+	AdmitRate  int
+	OpensIn    time.Duration
+	HoldTTL    time.Duration
+	Profile    string // loadtest.ParseProfile overrides
+	ReportJSON string
+	Keep       bool
+	RedisURL   string
+	// RedisMode "sentinel" starts a master, a replica and three sentinels
+	// instead of one redis-server, and the services find the master
+	// through the sentinels (with RedisURL: the sentinels to use).
+	RedisMode    string
+	RedisMaster  string // sentinel mode: the master's name (default "ticketfair")
 	DatabaseURL  string
 	KafkaBrokers []string
 	Binary       string // the ticketfair binary (default: this executable)
@@ -138,6 +143,18 @@ func (s *sale) cleanup() {
 
 func (s *sale) startServers(ctx context.Context) error {
 	s.redis = s.o.RedisURL
+	if s.o.RedisMode == "sentinel" && s.o.RedisMaster == "" {
+		s.o.RedisMaster = "ticketfair"
+	}
+	if s.redis == "" && s.o.RedisMode == "sentinel" {
+		h, err := localsvc.StartRedisSentinel(ctx, s.o.RedisMaster, 3, 5*time.Second)
+		if err != nil {
+			return err
+		}
+		s.stops = append(s.stops, h.Stop)
+		s.redis = h.URL
+		s.logf("redis       master %s, replica %s, sentinels %s (master name %q)", h.Master.Addr, h.Replica.Addr, h.URL, h.MasterName)
+	}
 	if s.redis == "" {
 		r, err := localsvc.StartRedis(ctx)
 		if err != nil {
@@ -232,7 +249,7 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 	if err := config.LoadFrom(nil, nil, noEnv, &b); err != nil {
 		return err
 	}
-	b.HTTPAddr, b.EventID, b.DatabaseURL, b.RedisURL = addr("booking"), s.o.EventID, s.db, s.redis
+	b.HTTPAddr, b.EventID, b.DatabaseURL, b.Redis = addr("booking"), s.o.EventID, s.db, s.redisConfig()
 	b.Identity, b.AccessTokenKeys, b.HoldTTL = identity, accessKeys, s.o.HoldTTL
 	b.WebhookSecrets, b.ServiceToken, b.Seating = s.webhookSecret, serviceToken, s.seating
 	s.booking = b
@@ -253,7 +270,7 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 	if err := config.LoadFrom(nil, nil, noEnv, &q); err != nil {
 		return err
 	}
-	q.HTTPAddr, q.EventID, q.RedisURL, q.Identity, q.AccessTokenKeys = addr("queue"), s.o.EventID, s.redis, identity, accessKeys
+	q.HTTPAddr, q.EventID, q.Redis, q.Identity, q.AccessTokenKeys = addr("queue"), s.o.EventID, s.redisConfig(), identity, accessKeys
 	q.SalesOpenAt = s.open.UTC().Format(time.RFC3339)
 	q.MaxActive, q.RatePerSecond = s.o.MaxActive, s.o.AdmitRate
 	q.LeaderElection = false
@@ -334,7 +351,7 @@ func noEnv(string) (string, bool) { return "", false }
 
 func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, error) {
 	s.logf("\nwaiting room: %s/  (open it in a browser to join the crowd; sales open at %s)\n", s.edgeURL, s.open.Format(time.TimeOnly))
-	before, _ := redisCommandStats(ctx, s.redis)
+	before, _ := redisCommandStats(ctx, s.redisConfig())
 	originBefore, _ := queueRequests(ctx, s.procs["queue"].url)
 	progress := newProgressLine(s.o.Out)
 	res, runErr := loadtest.Run(ctx, loadtest.Config{
@@ -348,7 +365,7 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 	if res == nil {
 		return nil, runErr
 	}
-	after, _ := redisCommandStats(ctx, s.redis)
+	after, _ := redisCommandStats(ctx, s.redisConfig())
 	originAfter, _ := queueRequests(ctx, s.procs["queue"].url)
 	// Let the relay and the tickets consumer finish the last orders.
 	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -373,4 +390,15 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 		return rep, errors.New("the sale's audit failed: " + strings.Join(rep.Problems, "; "))
 	}
 	return rep, nil
+}
+
+// redisConfig is how the services reach the sale's Redis.
+func (s *sale) redisConfig() config.Redis {
+	var c config.Redis
+	_ = config.LoadFrom(nil, nil, noEnv, &c)
+	c.RedisURL = s.redis
+	if s.o.RedisMode == "sentinel" {
+		c.RedisMode, c.RedisMasterName = "sentinel", s.o.RedisMaster
+	}
+	return c
 }

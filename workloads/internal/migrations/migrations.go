@@ -26,7 +26,16 @@ var files embed.FS
 
 // Up applies every pending migration to the database at databaseURL.
 func Up(ctx context.Context, databaseURL string) error {
-	p, db, err := provider(databaseURL)
+	cfg, err := pgx.ParseConfig(databaseURL)
+	if err != nil {
+		return fmt.Errorf("database url: %w", err)
+	}
+	return UpConn(ctx, cfg)
+}
+
+// UpConn applies every pending migration to the database of cfg.
+func UpConn(ctx context.Context, cfg *pgx.ConnConfig) error {
+	p, db, err := providerOf(cfg)
 	if err != nil {
 		return err
 	}
@@ -39,7 +48,16 @@ func Up(ctx context.Context, databaseURL string) error {
 
 // Pending reports how many migrations are not yet applied (for /readyz).
 func Pending(ctx context.Context, databaseURL string) (int, error) {
-	p, db, err := provider(databaseURL)
+	cfg, err := pgx.ParseConfig(databaseURL)
+	if err != nil {
+		return 0, fmt.Errorf("database url: %w", err)
+	}
+	return PendingConn(ctx, cfg)
+}
+
+// PendingConn is Pending on the database of cfg.
+func PendingConn(ctx context.Context, cfg *pgx.ConnConfig) (int, error) {
+	p, db, err := providerOf(cfg)
 	if err != nil {
 		return 0, err
 	}
@@ -80,11 +98,7 @@ func Latest() (int64, error) {
 	return latest, nil
 }
 
-func provider(databaseURL string) (*goose.Provider, *sql.DB, error) {
-	cfg, err := pgx.ParseConfig(databaseURL)
-	if err != nil {
-		return nil, nil, fmt.Errorf("database url: %w", err)
-	}
+func providerOf(cfg *pgx.ConnConfig) (*goose.Provider, *sql.DB, error) {
 	db := stdlib.OpenDB(*cfg)
 	sub, err := fs.Sub(files, "sql")
 	if err != nil {

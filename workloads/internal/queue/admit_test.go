@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 )
@@ -322,7 +325,7 @@ func TestLiveSettingsReachAdmitter(t *testing.T) {
 	a := &admitter{st: st, live: live, m: newMetrics()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = a.run(ctx); close(done) }()
+	go func() { _ = a.run(ctx, 0); close(done) }()
 	defer func() { cancel(); <-done }()
 	testenv.WaitFor(t, 5*time.Second, "3 active", func() bool { return liveCount(t, rdb) == 3 })
 	set.MaxActive = 8
@@ -333,5 +336,77 @@ func TestLiveSettingsReachAdmitter(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if n := liveCount(t, rdb); n != 8 {
 		t.Fatalf("paused admitter admitted: %d active", n)
+	}
+}
+
+// TestFencingSurvivesLostEpoch: a Redis failover loses the latest write of
+// the epoch key. With a counter in Redis (INCR) the next admitter is handed
+// the number the deposed one still holds, and both are admitted side by
+// side; with the Lease's fencing number the newer admitter's next tick
+// fences the older off again.
+func TestFencingSurvivesLostEpoch(t *testing.T) {
+	rdb := testenv.Redis(t)
+	st := newStore(rdb, testEvent)
+	set := testSettings()
+	set.MaxActive = 1000
+	joinMany(t, st, set, "c", 100)
+	ctx := context.Background()
+	lose := func(before string) { // the new master never saw the writes after "before"
+		t.Helper()
+		if err := rdb.Set(ctx, st.k.epoch, before, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tick := func(epoch int64) tickResult {
+		t.Helper()
+		r, err := st.tick(ctx, epoch, set, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+
+	// The counter: a takes 1, the failover loses it, b takes 1 as well.
+	a, _ := st.takeEpoch(ctx)
+	lose("0")
+	b, _ := st.takeEpoch(ctx)
+	if a != b || tick(a).Fenced || tick(b).Fenced || tick(a).Fenced {
+		t.Fatalf("INCR epochs a=%d b=%d: expected the collision this test guards against", a, b)
+	}
+
+	// The Lease: a acquired it at its 3rd transition, b at its 4th.
+	created := metav1.NewTime(time.Unix(1_800_000_000, 0))
+	lease := func(transitions int32) *coordinationv1.Lease {
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: created},
+			Spec: coordinationv1.LeaseSpec{LeaseTransitions: &transitions}}
+	}
+	fa, fb := leaseFencing(lease(3)), leaseFencing(lease(4))
+	if r := tick(fa); r.Fenced {
+		t.Fatal("a's first tick was fenced")
+	}
+	if r := tick(fb); r.Fenced {
+		t.Fatal("b's first tick was fenced")
+	}
+	lose(strconv.FormatInt(fa, 10)) // b's write is lost: the key says a again
+	if r := tick(fb); r.Fenced {
+		t.Fatal("b was fenced after the failover")
+	}
+	for range 3 {
+		if r := tick(fa); !r.Fenced || r.Admitted != 0 {
+			t.Fatalf("deposed a ticked after b's number came back: %+v", r)
+		}
+		if r := tick(fb); r.Fenced {
+			t.Fatal("b fenced")
+		}
+	}
+	// A Lease deleted and created again starts its transitions at 0, and
+	// still outnumbers every term of the old one.
+	recreated := lease(0)
+	recreated.CreationTimestamp = metav1.NewTime(created.Add(time.Second))
+	if f := leaseFencing(recreated); f <= leaseFencing(lease(100_000)) {
+		t.Fatalf("recreated Lease's number %d is not above the old one's", f)
+	}
+	if got, _ := rdb.Get(ctx, st.k.epoch).Int64(); got != fb {
+		t.Fatalf("epoch key %d, want b's %d", got, fb)
 	}
 }

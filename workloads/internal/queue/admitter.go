@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// admitter admits customers tick by tick while it holds the fencing epoch.
+// admitter admits customers tick by tick while its fencing number is the
+// highest the admission script has seen.
 type admitter struct {
 	st    *store
 	live  *liveSettings
@@ -15,11 +16,12 @@ type admitter struct {
 	carry float64 // fraction of an admission left over from earlier ticks
 }
 
-// run takes a new fencing epoch, then ticks until ctx ends or another
-// admitter takes a newer epoch (then it stops: it has been deposed).
-func (a *admitter) run(ctx context.Context) error {
-	var epoch int64
-	for {
+// run ticks with fencing number epoch until ctx ends or an admitter with a
+// higher number ticks (then it stops: it has been deposed). An elected
+// admitter's number comes from the Lease (leaseFencing); epoch 0 takes one
+// from a counter in Redis, for a single admitter without election.
+func (a *admitter) run(ctx context.Context, epoch int64) error {
+	for epoch == 0 {
 		e, err := a.st.takeEpoch(ctx)
 		if err == nil {
 			epoch = e

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,6 +87,8 @@ func testLeaderElection(t *testing.T, kube *rest.Config) {
 	live := newLiveSettings(set)
 
 	var concurrent, peak atomic.Int32
+	var fmu sync.Mutex
+	var fencings []int64 // of each term, in order
 	el := election{Namespace: "default", LeaseName: "admitter-test", LeaseDuration: 2 * time.Second,
 		RenewDeadline: time.Second, RetryPeriod: 250 * time.Millisecond}
 	start := func(name string) *instance {
@@ -105,13 +108,16 @@ func testLeaderElection(t *testing.T, kube *rest.Config) {
 		in.cancel = cancel
 		go func() {
 			defer close(in.done)
-			_ = runElected(ctx, e, func(ctx context.Context) {
+			_ = runElected(ctx, e, func(ctx context.Context, fencing int64) {
+				fmu.Lock()
+				fencings = append(fencings, fencing)
+				fmu.Unlock()
 				n := concurrent.Add(1)
 				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 				}
 				in.leading.Store(true)
 				a := &admitter{st: st, live: live, m: newMetrics()}
-				_ = a.run(ctx)
+				_ = a.run(ctx, fencing)
 				in.leading.Store(false)
 				concurrent.Add(-1)
 			})
@@ -151,8 +157,13 @@ func testLeaderElection(t *testing.T, kube *rest.Config) {
 		t.Fatalf("%d admitters running, want exactly 1", n)
 	}
 
-	// Kill the leader: it can neither renew nor release the Lease.
+	// Kill the leader: it can neither renew nor release the Lease. And let
+	// Redis fail over to a replica that missed every fencing write: the
+	// next leader's number must still be higher than every earlier one.
 	first.dead.Store(true)
+	if err := rdb.Del(context.Background(), st.k.epoch).Err(); err != nil {
+		t.Fatal(err)
+	}
 	second, took := waitLeader(first, 6*time.Second)
 	if limit := el.LeaseDuration + el.RetryPeriod + 1500*time.Millisecond; took > limit {
 		t.Fatalf("after killing the leader a new one led after %v (LeaseDuration + RetryPeriod = %v)", took, el.LeaseDuration+el.RetryPeriod)
@@ -177,6 +188,19 @@ func testLeaderElection(t *testing.T, kube *rest.Config) {
 	}
 	// Admission went on under the leaders.
 	testenv.WaitFor(t, 5*time.Second, "admissions", func() bool { return len(admitLog(t, rdb)) == 200 })
+	fmu.Lock()
+	defer fmu.Unlock()
+	if len(fencings) < 3 {
+		t.Fatalf("fencing numbers of %d terms, want 3", len(fencings))
+	}
+	for i := 1; i < len(fencings); i++ {
+		if fencings[i] <= fencings[i-1] {
+			t.Fatalf("fencing numbers %v do not increase from term to term", fencings)
+		}
+	}
+	if e, err := rdb.Get(context.Background(), st.k.epoch).Int64(); err != nil || e != fencings[len(fencings)-1] {
+		t.Fatalf("epoch key %d (%v), want the last term's %d", e, err, fencings[len(fencings)-1])
+	}
 }
 
 func testLiveTicketEvent(t *testing.T, kube *rest.Config) {
@@ -221,7 +245,7 @@ func testLiveTicketEvent(t *testing.T, kube *rest.Config) {
 	}
 	a := &admitter{st: st, live: live, m: newMetrics()}
 	done := make(chan struct{})
-	go func() { _ = a.run(ctx); close(done) }()
+	go func() { _ = a.run(ctx, 0); close(done) }()
 	defer func() { cancel(); <-done }()
 	testenv.WaitFor(t, 5*time.Second, "3 active", func() bool { return liveCount(t, rdb) == 3 })
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -25,10 +26,11 @@ type election struct {
 }
 
 // runElected runs lead whenever this process holds the Lease, until ctx
-// ends. On ctx's end lead is stopped first and the Lease released after
+// ends. lead receives the fencing number of this term of office (see
+// leaseFencing). On ctx's end lead is stopped first and the Lease released after
 // (ReleaseOnCancel), so the next admitter starts at once, not after the
 // lease expires.
-func runElected(ctx context.Context, el election, lead func(ctx context.Context)) error {
+func runElected(ctx context.Context, el election, lead func(ctx context.Context, fencing int64)) error {
 	cs, err := kubernetes.NewForConfig(el.Kube)
 	if err != nil {
 		return fmt.Errorf("leader election client: %w", err)
@@ -73,12 +75,17 @@ func runElected(ctx context.Context, el election, lead func(ctx context.Context)
 					if ctx.Err() != nil {
 						return
 					}
-					slog.Info("leading: this pod admits", "lease", el.LeaseName, "identity", el.Identity)
 					leadCtx, cancel := context.WithCancel(lctx)
 					stop := context.AfterFunc(ctx, cancel)
 					defer stop()
 					defer cancel()
-					lead(leadCtx)
+					fencing, err := termFencing(leadCtx, cs, el)
+					if err != nil {
+						slog.Warn("leading, but no fencing number: giving the Lease up", "lease", el.LeaseName, "err", err)
+						return
+					}
+					slog.Info("leading: this pod admits", "lease", el.LeaseName, "identity", el.Identity, "fencing", fencing)
+					lead(leadCtx, fencing)
 				},
 				OnStoppedLeading: func() {
 					slog.Info("not leading", "lease", el.LeaseName, "identity", el.Identity)
@@ -97,4 +104,43 @@ func runElected(ctx context.Context, el election, lead func(ctx context.Context)
 
 func metaFor(namespace, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: namespace, Name: name}
+}
+
+// leaseFencing is the fencing number of the Lease's current holder: its
+// leaseTransitions (the API server increments it, under optimistic
+// concurrency, each time another identity acquires the Lease) above the
+// Lease's creation time in seconds, so a Lease deleted and created again
+// still counts upwards. Unlike a counter in Redis, it cannot go backwards
+// when a Redis failover loses the latest writes. It stays below 2^53, so
+// Lua's numbers hold it exactly.
+func leaseFencing(l *coordinationv1.Lease) int64 {
+	var transitions int64
+	if l.Spec.LeaseTransitions != nil {
+		transitions = int64(*l.Spec.LeaseTransitions)
+	}
+	return l.CreationTimestamp.Unix()<<fencingTransitionBits + transitions
+}
+
+// fencingTransitionBits leave room for a million elections per Lease.
+const fencingTransitionBits = 20
+
+// termFencing reads the Lease just acquired and returns its fencing number,
+// retrying until ctx ends. The Lease must still name this identity: the
+// number belongs to this term, not a later one.
+func termFencing(ctx context.Context, cs kubernetes.Interface, el election) (int64, error) {
+	for {
+		l, err := cs.CoordinationV1().Leases(el.Namespace).Get(ctx, el.LeaseName, metav1.GetOptions{})
+		switch {
+		case err == nil && (l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != el.Identity):
+			return 0, fmt.Errorf("lease %s is held by another identity", el.LeaseName)
+		case err == nil:
+			return leaseFencing(l), nil
+		}
+		slog.Warn("reading the admitter lease", "lease", el.LeaseName, "err", err)
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(el.RetryPeriod):
+		}
+	}
 }

@@ -128,13 +128,20 @@ return out
 `)
 
 // admitScript is one admitter tick: fence, drop expired sessions, admit
-// min(free, batch) from the front.
+// min(free, batch) from the front. The epoch key keeps the highest fencing
+// number seen: a lower one is fenced off, a higher one takes over. A
+// failover that loses the latest writes can lower the key, never the
+// admitters' numbers (they come from the Lease), so two admitters never
+// share one and the newer fences the older again with its next tick.
 // KEYS: epoch, active, queue, customers, remaining, prerank, watermark, admitted, admitlog.
 // ARGV: epoch, maxActive, batch, claimMs, paused 0|1, salesOpenMs, sessionNonce, postOpenBase.
 // Returns {admitted (-1 when fenced), active, reason}; reason 0 ok,
 // 1 paused, 2 not open, 3 sold out.
 var admitScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1, 0, 0} end
+local fence = tonumber(ARGV[1])
+local seen = tonumber(redis.call('GET', KEYS[1]) or '0')
+if fence < seen then return {-1, 0, 0} end
+if fence > seen then redis.call('SET', KEYS[1], ARGV[1]) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/redis/go-redis/v9"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -28,6 +27,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 	"github.com/ticketfair/ticketfair/workloads/queuestats"
+	"github.com/ticketfair/ticketfair/workloads/redisconn"
 )
 
 const (
@@ -101,14 +101,12 @@ func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(ne
 	if err != nil {
 		return err
 	}
-	opt, err := redis.ParseURL(cfg.RedisURL)
+	// Fail fast: a down Redis must become a 503, not a queue of waiters
+	// (redisconn's timeouts are a second).
+	rdb, err := redisconn.New(cfg.Redis)
 	if err != nil {
-		return fmt.Errorf("redis url: %w", err)
+		return err
 	}
-	// Fail fast: a down Redis must become a 503, not a queue of waiters.
-	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = time.Second, time.Second, time.Second, time.Second
-	opt.MaxRetries = 1
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 
 	s := &service{cfg: cfg, st: newStore(rdb, cfg.EventID), live: newLiveSettings(base), ids: ids, keys: ks, verifier: ver, m: newMetrics()}
@@ -169,7 +167,7 @@ func (s *service) runAdmitter(ctx context.Context, kube *rest.Config) error {
 	if !s.cfg.LeaderElection {
 		slog.Info("leader election disabled: this process is the only admitter (run exactly one)", "event", s.cfg.EventID)
 		for ctx.Err() == nil {
-			if err := a.run(ctx); err != nil {
+			if err := a.run(ctx, 0); err != nil {
 				return err
 			}
 			// Fenced off by another admitter: wait before taking over again.
@@ -195,7 +193,7 @@ func (s *service) runAdmitter(ctx context.Context, kube *rest.Config) error {
 	}
 	return runElected(ctx, election{Kube: kube, Namespace: ns, LeaseName: lease, Identity: id,
 		LeaseDuration: s.cfg.LeaseDuration, RenewDeadline: s.cfg.RenewDeadline, RetryPeriod: s.cfg.RetryPeriod},
-		func(ctx context.Context) { _ = a.run(ctx) })
+		func(ctx context.Context, fencing int64) { _ = a.run(ctx, fencing) })
 }
 
 func (s *service) routes() *httpapi.Mux {

@@ -106,8 +106,10 @@ func (s *store) leave(ctx context.Context, customer string, score int64) (bool, 
 	return n == 1, nil
 }
 
-// takeEpoch increments the fencing epoch: the caller becomes the only
-// admitter whose ticks are accepted, and every earlier one is fenced off.
+// takeEpoch increments the fencing epoch of an admitter without election:
+// the caller becomes the only admitter whose ticks are accepted, and every
+// earlier one is fenced off. A failover that loses the INCR can hand the
+// same number out twice; elected admitters use the Lease's number instead.
 func (s *store) takeEpoch(ctx context.Context) (int64, error) {
 	e, err := s.rdb.Incr(ctx, s.k.epoch).Result()
 	if err != nil {

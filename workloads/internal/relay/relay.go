@@ -30,8 +30,10 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/database"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
+	"github.com/ticketfair/ticketfair/workloads/internal/kafkaconn"
 	"github.com/ticketfair/ticketfair/workloads/internal/retry"
 )
 
@@ -83,6 +85,11 @@ func New(cfg config.Relay, pool *pgxpool.Pool, reg prometheus.Registerer) *Relay
 	if cfg.PruneInterval <= 0 {
 		cfg.PruneInterval = time.Minute
 	}
+	// Run checked the Kafka settings (kafkaconn.Check) before New.
+	transport, err := kafkaconn.Transport(cfg.Kafka)
+	if err != nil {
+		slog.Error("relay: kafka settings", "err", err)
+	}
 	r := &Relay{
 		cfg:  cfg,
 		pool: pool,
@@ -93,6 +100,7 @@ func New(cfg config.Relay, pool *pgxpool.Pool, reg prometheus.Registerer) *Relay
 		// a synchronous WriteMessages otherwise waits for a partial batch.
 		writer: &kafka.Writer{
 			Addr:            kafka.TCP(cfg.Brokers...),
+			Transport:       transport,
 			Balancer:        &kafka.Hash{},
 			RequiredAcks:    kafka.RequireAll,
 			Async:           false,
@@ -145,9 +153,9 @@ func (r *Relay) Run(ctx context.Context) error {
 // lead takes the lock on a dedicated connection and publishes until ctx is
 // done or the connection fails.
 func (r *Relay) lead(ctx context.Context) error {
-	pcfg, err := pgx.ParseConfig(r.cfg.DatabaseURL)
+	pcfg, err := database.ConnConfig(r.cfg.Postgres)
 	if err != nil {
-		return fmt.Errorf("database url: %w", err)
+		return err
 	}
 	// The server must notice a vanished relay within seconds, not after the
 	// kernel's two-hour keepalive: until it does, the dead session keeps
@@ -364,7 +372,11 @@ func Prune(ctx context.Context, pool *pgxpool.Pool, retention time.Duration) (in
 // CreateTopics creates the configured topics (3 partitions), accepting ones
 // that exist. For the local sale; production topics are provisioned.
 func CreateTopics(ctx context.Context, cfg config.Kafka) error {
-	c := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 10 * time.Second}
+	transport, err := kafkaconn.Transport(cfg)
+	if err != nil {
+		return err
+	}
+	c := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 10 * time.Second, Transport: transport}
 	var req kafka.CreateTopicsRequest
 	for _, t := range []string{cfg.TopicTicketIssued, cfg.TopicRefundRequested} {
 		req.Topics = append(req.Topics, kafka.TopicConfig{Topic: t, NumPartitions: 3, ReplicationFactor: 1})
@@ -387,9 +399,12 @@ func Run(ctx context.Context, cfg config.Relay, ready func(net.Addr)) error {
 	if len(cfg.Brokers) == 0 || cfg.DatabaseURL == "" {
 		return errors.New("relay: database url and kafka brokers are required")
 	}
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err := kafkaconn.Check(ctx, cfg.Kafka); err != nil {
+		return fmt.Errorf("relay: %w", err)
+	}
+	pool, err := database.Pool(ctx, cfg.Postgres)
 	if err != nil {
-		return fmt.Errorf("database: %w", err)
+		return err
 	}
 	defer pool.Close()
 	if cfg.CreateTopics {

@@ -34,12 +34,13 @@ type consumer struct {
 	beforeCommit func(kafka.Message) error
 }
 
-func newConsumer(cfg config.Tickets, pool *pgxpool.Pool, keys *Keys, m *metrics) *consumer {
+func newConsumer(cfg config.Tickets, pool *pgxpool.Pool, keys *Keys, m *metrics, dialer *kafka.Dialer) *consumer {
 	return &consumer{
 		cfg: cfg, pool: pool, keys: keys, m: m,
 		log: slog.Default().With("component", "tickets"),
 		reader: kafka.NewReader(kafka.ReaderConfig{
 			Brokers:        cfg.Brokers,
+			Dialer:         dialer,
 			GroupID:        cfg.ConsumerGroup,
 			Topic:          cfg.TopicTicketIssued,
 			StartOffset:    kafka.FirstOffset, // a new group starts at the beginning: no paid order is skipped

@@ -19,8 +19,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/database"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/internal/kafkaconn"
 )
 
 // KeysPath is where the ticket code verification keys are published.
@@ -74,8 +76,12 @@ func New(ctx context.Context, cfg config.Tickets, pool *pgxpool.Pool) (*Service,
 	if cfg.TopicTicketIssued == "" || cfg.ConsumerGroup == "" || len(cfg.Brokers) == 0 {
 		return nil, errors.New("tickets: brokers, topic and consumer group are required")
 	}
+	dialer, err := kafkaconn.Dialer(cfg.Kafka)
+	if err != nil {
+		return nil, err
+	}
 	s := &Service{pool: pool, keys: keys, identity: idv, m: newMetrics(), reg: prometheus.NewRegistry()}
-	s.consumer = newConsumer(cfg, pool, keys, s.m)
+	s.consumer = newConsumer(cfg, pool, keys, s.m, dialer)
 	s.reg.MustRegister(s.m.messages, s.m.issued, s.m.storeErrors, s.m.latency,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "ticketfair_tickets_consumer_lag", Help: "Messages of ticket-issued not yet read by this consumer.",
@@ -91,9 +97,12 @@ func (s *Service) Close() error { return s.consumer.close() }
 
 // Run serves `ticketfair tickets` until ctx is cancelled.
 func Run(ctx context.Context, cfg config.Tickets, ready func(net.Addr)) error {
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err := kafkaconn.Check(ctx, cfg.Kafka); err != nil {
+		return fmt.Errorf("tickets: %w", err)
+	}
+	pool, err := database.Pool(ctx, cfg.Postgres)
 	if err != nil {
-		return fmt.Errorf("database: %w", err)
+		return err
 	}
 	defer pool.Close()
 	s, err := New(ctx, cfg, pool)

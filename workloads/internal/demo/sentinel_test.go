@@ -1,0 +1,41 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ticketfair/ticketfair/internal/testenv"
+)
+
+// TestSentinelSale: --redis-mode sentinel starts a master, a replica and
+// three sentinels, and the services reach the master through them.
+func TestSentinelSale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	bin := testenv.BuildWorkloads(t)
+	o := DefaultOptions()
+	o.Customers, o.Seats, o.MaxActive, o.AdmitRate = 600, 100, 60, 100
+	o.OpensIn, o.HoldTTL, o.Seed = 3*time.Second, 8*time.Second, 7
+	o.Binary, o.Deadline, o.RedisMode = bin, 3*time.Minute, "sentinel"
+	var out bytes.Buffer
+	o.Out = &out
+	rep, err := Run(context.Background(), o)
+	t.Log(out.String())
+	if err != nil {
+		if strings.Contains(err.Error(), "not installed") && os.Getenv("CI") != "true" && os.Getenv("TICKETFAIR_TEST_REQUIRE_SERVICES") != "1" {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "sentinels redis://") {
+		t.Fatal("the sale did not start sentinels")
+	}
+	if rep.SeatsSold != int64(o.Seats) || rep.DoubleSold.Total() != 0 || rep.Crowd.MaxActiveSample > int64(o.MaxActive) {
+		t.Fatalf("sold %d of %d, double sold %+v, max active %d", rep.SeatsSold, o.Seats, rep.DoubleSold, rep.Crowd.MaxActiveSample)
+	}
+}

@@ -1,0 +1,147 @@
+package kafkaconn_test
+
+import (
+	"context"
+	"crypto/tls"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/ticketfair/ticketfair/internal/testenv"
+	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/kafkaconn"
+	"github.com/ticketfair/ticketfair/workloads/internal/relay"
+	"github.com/ticketfair/ticketfair/workloads/internal/tickets"
+)
+
+const topic = "ticket-issued"
+
+// secureCluster is a Kafka-protocol cluster that speaks only TLS and
+// accepts only SASL users of each mechanism.
+func secureCluster(t *testing.T) (config.Kafka, testenv.Certs) {
+	t.Helper()
+	certs := testenv.NewCerts(t)
+	cert, err := tls.X509KeyPair([]byte(certs.ServerCert), []byte(certs.ServerKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, topic),
+		kfake.TLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}),
+		kfake.EnableSASL(),
+		kfake.Superuser("PLAIN", "plain-user", "plain-pass"),
+		kfake.Superuser("SCRAM-SHA-256", "scram256-user", "scram256-pass"),
+		kfake.Superuser("SCRAM-SHA-512", "scram512-user", "scram512-pass"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	var cfg config.Kafka
+	_ = config.LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, &cfg)
+	cfg.Brokers = c.ListenAddrs()
+	cfg.KafkaTLS, cfg.KafkaTLSCA = true, certs.CA
+	return cfg, certs
+}
+
+func TestTLSAndSASL(t *testing.T) {
+	base, _ := secureCluster(t)
+	for _, mech := range []struct{ name, user, pass string }{
+		{"PLAIN", "plain-user", "plain-pass"},
+		{"SCRAM-SHA-256", "scram256-user", "scram256-pass"},
+		{"SCRAM-SHA-512", "scram512-user", "scram512-pass"},
+	} {
+		t.Run(mech.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cfg := base
+			cfg.KafkaSASLMechanism, cfg.KafkaUsername, cfg.KafkaPassword = mech.name, mech.user, mech.pass
+			if err := kafkaconn.Check(ctx, cfg); err != nil {
+				t.Fatalf("check: %v", err)
+			}
+			tr, err := kafkaconn.Transport(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Topic: topic, Transport: tr, Balancer: &kafka.Hash{},
+				RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
+			defer w.Close()
+			key := "order-" + mech.name
+			if err := w.WriteMessages(ctx, kafka.Message{Key: []byte(key), Value: []byte("paid")}); err != nil {
+				t.Fatalf("write: %v", err)
+			}
+			d, err := kafkaconn.Dialer(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := kafka.NewReader(kafka.ReaderConfig{Brokers: cfg.Brokers, Dialer: d, GroupID: "g" + mech.name, Topic: topic,
+				StartOffset: kafka.FirstOffset, MaxWait: 100 * time.Millisecond})
+			defer r.Close()
+			for {
+				m, err := r.ReadMessage(ctx)
+				if err != nil {
+					t.Fatalf("read: %v", err)
+				}
+				if string(m.Key) == key {
+					break
+				}
+			}
+		})
+	}
+}
+
+// TestWrongCredentialsFailAtStart: a wrong password, a missing CA or TLS
+// turned off make the relay and the tickets service stop at start-up with
+// the reason, within seconds.
+func TestWrongCredentialsFailAtStart(t *testing.T) {
+	base, _ := secureCluster(t)
+	base.KafkaSASLMechanism, base.KafkaUsername, base.KafkaPassword = "SCRAM-SHA-512", "scram512-user", "scram512-pass"
+	for name, change := range map[string]func(*config.Kafka){
+		"wrong password": func(c *config.Kafka) { c.KafkaPassword = "wrong" },
+		"unknown user":   func(c *config.Kafka) { c.KafkaUsername = "nobody" },
+		"wrong mechanism": func(c *config.Kafka) {
+			c.KafkaSASLMechanism, c.KafkaUsername, c.KafkaPassword = "PLAIN", "scram512-user", "scram512-pass"
+		},
+		"system CAs": func(c *config.Kafka) { c.KafkaTLSCA = "" },
+		"no TLS":     func(c *config.Kafka) { c.KafkaTLS, c.KafkaTLSCA = false, "" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := base
+			change(&cfg)
+			for svc, run := range map[string]func(ctx context.Context) error{
+				"relay": func(ctx context.Context) error {
+					var rc config.Relay
+					_ = config.LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, &rc)
+					rc.Kafka, rc.HTTPAddr = cfg, "127.0.0.1:0"
+					return relay.Run(ctx, rc, nil)
+				},
+				"tickets": func(ctx context.Context) error {
+					var tc config.Tickets
+					_ = config.LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, &tc)
+					tc.Kafka, tc.HTTPAddr = cfg, "127.0.0.1:0"
+					return tickets.Run(ctx, tc, nil)
+				},
+			} {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				start := time.Now()
+				err := run(ctx)
+				hung := ctx.Err() != nil
+				cancel()
+				if err == nil || hung {
+					t.Fatalf("%s started (or hung for 30s): %v", svc, err)
+				}
+				if d := time.Since(start); d > 12*time.Second {
+					t.Errorf("%s failed only after %v", svc, d)
+				}
+				if strings.Contains(err.Error(), cfg.KafkaPassword) && cfg.KafkaPassword != "" {
+					t.Errorf("%s: the error quotes the password: %v", svc, err)
+				}
+				if !strings.Contains(err.Error(), "kafka") {
+					t.Errorf("%s: the error does not say it is Kafka: %v", svc, err)
+				}
+				t.Logf("%s: %v (%v)", svc, err, time.Since(start).Round(time.Millisecond))
+			}
+		})
+	}
+}
