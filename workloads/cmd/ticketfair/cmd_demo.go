@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"flag"
+	"os"
 	"strings"
 
+	"github.com/ticketfair/ticketfair/workloads/internal/chaos"
 	"github.com/ticketfair/ticketfair/workloads/internal/demo"
 )
 
@@ -29,8 +31,24 @@ func runDemo(ctx context.Context, args []string) error {
 	brokers := fs.String("kafka-brokers", "", "use these Kafka brokers instead of the embedded one")
 	fs.DurationVar(&o.Deadline, "deadline", o.Deadline, "give up after this long")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "random seed of the crowd")
+	faults := fs.String("faults", "", "run a fault plan during the sale: \"default\" (every fault, full length), \"small\" (every fault once, short) or a plan file")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *faults != "" {
+		text := map[string]string{"default": chaos.DefaultPlan, "small": chaos.SmallPlan}[*faults]
+		if text == "" {
+			b, err := os.ReadFile(*faults)
+			if err != nil {
+				return err
+			}
+			text = string(b)
+		}
+		plan, err := chaos.Parse(text)
+		if err != nil {
+			return err
+		}
+		o.Faults = &plan
 	}
 	if *brokers != "" {
 		o.KafkaBrokers = strings.Split(*brokers, ",")
