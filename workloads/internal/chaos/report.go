@@ -23,12 +23,17 @@ func Failed(endpoint string, status int) bool {
 	return false
 }
 
-// Recorder counts requests per second: the ones that succeeded, and the
-// failed ones by endpoint and status.
+// Recorder counts requests per quarter second (a slot): the ones that
+// succeeded, and the failed ones by endpoint and status.
 type Recorder struct {
 	mu      sync.Mutex
-	seconds map[int64]*second
+	seconds map[int64]*second // by slot
 }
+
+// slot is the recorder's resolution.
+const slot = 250 * time.Millisecond
+
+func slotOf(t time.Time) int64 { return t.UnixNano() / int64(slot) }
 
 type second struct {
 	ok     int
@@ -43,10 +48,10 @@ func (r *Recorder) Observe(endpoint string, status int, start time.Time) {
 	fail := Failed(endpoint, status)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := r.seconds[start.Unix()]
+	s := r.seconds[slotOf(start)]
 	if s == nil {
 		s = &second{failed: map[string]int{}}
-		r.seconds[start.Unix()] = s
+		r.seconds[slotOf(start)] = s
 	}
 	if fail {
 		s.failed[fmt.Sprintf("%s %d", endpoint, status)]++
@@ -62,7 +67,7 @@ type WindowReport struct {
 	AtSeconds          float64        `json:"atSeconds"` // after sales open
 	Seconds            float64        `json:"seconds"`   // the fault's own length
 	Failed             map[string]int `json:"failed"`    // "<endpoint> <status>" -> requests
-	UnavailableSeconds int            `json:"unavailableSeconds"`
+	UnavailableSeconds float64        `json:"unavailableSeconds"` // quarter seconds with a failed request`
 	Note               string         `json:"note,omitempty"`
 	Error              string         `json:"error,omitempty"`
 }
@@ -97,7 +102,7 @@ func (r *Recorder) Windows(open time.Time, ws []Window) []WindowReport {
 				break
 			}
 		}
-		for sec := w.Start.Unix(); sec <= end.Unix(); sec++ {
+		for sec := slotOf(w.Start); sec < slotOf(end); sec++ {
 			if claimed[sec] {
 				continue
 			}
@@ -115,8 +120,9 @@ func (r *Recorder) Windows(open time.Time, ws []Window) []WindowReport {
 	return append(out, rest)
 }
 
-// add sums second sec's failures into failed and reports 1 when any failed.
-func (r *Recorder) add(sec int64, failed map[string]int) int {
+// add sums a slot's failures into failed and returns the slot's length in
+// seconds when any request in it failed.
+func (r *Recorder) add(sec int64, failed map[string]int) float64 {
 	s := r.seconds[sec]
 	if s == nil || len(s.failed) == 0 {
 		return 0
@@ -124,7 +130,7 @@ func (r *Recorder) add(sec int64, failed map[string]int) int {
 	for k, v := range s.failed {
 		failed[k] += v
 	}
-	return 1
+	return slot.Seconds()
 }
 
 // PrintWindows writes the windows as a table.
@@ -153,7 +159,7 @@ func PrintWindows(w io.Writer, reps []WindowReport) {
 		if r.Fault == "outside faults" {
 			fault = r.Fault
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%d\t%s\t%s\n", fault, r.Target, r.AtSeconds, r.Seconds, r.UnavailableSeconds, failed, note)
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.2f\t%s\t%s\n", fault, r.Target, r.AtSeconds, r.Seconds, r.UnavailableSeconds, failed, note)
 	}
 	tw.Flush()
 }

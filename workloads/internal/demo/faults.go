@@ -228,6 +228,7 @@ func (s *sale) RestartRedis(ctx context.Context, appendOnly bool, pause time.Dur
 	if err != nil {
 		return "", err
 	}
+	opt.MaxRetries = -1 // SHUTDOWN closes the connection: nothing to retry
 	c := redis.NewClient(opt)
 	defer c.Close()
 	note := ""
