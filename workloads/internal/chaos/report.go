@@ -73,8 +73,10 @@ type WindowReport struct {
 }
 
 // recoveryTail is how long after a fault ends its failures still count
-// as its own (clients reconnect, pools refill), unless the next one starts.
-const recoveryTail = 5 * time.Second
+// as its own, unless the next one starts: clients reconnect, pools refill,
+// and after a Redis restart people find out they lost their place at
+// their next poll, up to 15 s later.
+const recoveryTail = 15 * time.Second
 
 // Windows attributes the recorded seconds to the faults' windows: each
 // window runs from the fault's start to the start of the next fault, at

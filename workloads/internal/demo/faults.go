@@ -174,7 +174,21 @@ func indent(s string) string {
 }
 
 // Admitter implements chaos.Target: the queue replica whose admitter runs.
+// A fenced admitter waits a few seconds before it takes over, so both may
+// be idle for a moment: ask again for up to 15 s.
 func (s *sale) Admitter(ctx context.Context) (string, error) {
+	for range 30 {
+		if n, ok := s.admitter(ctx); ok {
+			return n, nil
+		}
+		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+			return "", err
+		}
+	}
+	return "", errors.New("no queue replica runs the admitter")
+}
+
+func (s *sale) admitter(ctx context.Context) (string, bool) {
 	client := &http.Client{Timeout: 2 * time.Second}
 	for _, n := range []string{"queue", "queue-2"} {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.proc(n).url+"/metrics", nil)
@@ -186,11 +200,11 @@ func (s *sale) Admitter(ctx context.Context) (string, error) {
 		resp.Body.Close()
 		for _, line := range strings.Split(string(b), "\n") {
 			if v, ok := strings.CutPrefix(line, "ticketfair_queue_leader "); ok && strings.TrimSpace(v) == "1" {
-				return n, nil
+				return n, true
 			}
 		}
 	}
-	return "", errors.New("no queue replica runs the admitter")
+	return "", false
 }
 
 // Kill implements chaos.Target.
