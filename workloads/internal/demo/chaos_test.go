@@ -36,7 +36,7 @@ func TestSaleUnderFaults(t *testing.T) {
 	o.Profile = "prequeue=0.05,joinwindow=40s"
 	if *fullPlan {
 		text = chaos.DefaultPlan
-		o.Customers, o.Seats, o.MaxActive, o.AdmitRate = 50000, 10000, 500, 60
+		o.Customers, o.Seats, o.MaxActive, o.AdmitRate = 50000, 10000, 500, 35
 		o.OpensIn, o.HoldTTL = 8*time.Second, 20*time.Second
 		o.Profile = "joinwindow=150s"
 	}
