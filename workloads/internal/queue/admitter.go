@@ -16,8 +16,22 @@ type admitter struct {
 }
 
 // run takes a new fencing epoch, then ticks until ctx ends or another
-// admitter takes a newer epoch (then it stops: it has been deposed).
+// admitter takes a newer epoch (then it stops: it has been deposed). When
+// the epoch is gone altogether (Redis restarted without its data) nobody
+// deposed it: it takes a new one at once instead of leaving the queue
+// without an admitter.
 func (a *admitter) run(ctx context.Context) error {
+	for {
+		lost, err := a.runEpoch(ctx)
+		if !lost || err != nil || ctx.Err() != nil {
+			return err
+		}
+		slog.Warn("admitter: the fencing epoch is gone (Redis lost its data); taking a new one")
+	}
+}
+
+// runEpoch is run with one epoch; it reports whether the epoch was lost.
+func (a *admitter) runEpoch(ctx context.Context) (bool, error) {
 	var epoch int64
 	for {
 		e, err := a.st.takeEpoch(ctx)
@@ -29,7 +43,7 @@ func (a *admitter) run(ctx context.Context) error {
 		slog.Warn("admitter: cannot take fencing epoch", "err", err)
 		select {
 		case <-ctx.Done():
-			return nil
+			return false, nil
 		case <-time.After(time.Second):
 		}
 	}
@@ -42,7 +56,7 @@ func (a *admitter) run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			slog.Info("admitter stopped", "epoch", epoch)
-			return nil
+			return false, nil
 		case <-a.live.changed:
 			// A new tick interval applies now, not after the old one.
 			timer.Reset(0)
@@ -57,9 +71,12 @@ func (a *admitter) run(ctx context.Context) error {
 			slog.Warn("admitter tick", "err", err)
 			continue
 		}
+		if r.Lost {
+			return true, nil
+		}
 		if r.Fenced {
 			slog.Warn("admitter fenced off: a newer admitter holds the epoch", "epoch", epoch)
-			return nil
+			return false, nil
 		}
 	}
 }

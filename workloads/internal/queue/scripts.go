@@ -53,10 +53,12 @@ return {1, 'w', arr, score, gen}
 // min(free, batch) from the front.
 // KEYS: epoch, active, queue, customers, remaining, prerank, watermark, admitted, admitlog.
 // ARGV: epoch, maxActive, batch, claimMs, paused 0|1, salesOpenMs, sessionNonce, postOpenBase.
-// Returns {admitted (-1 when fenced), active, reason}; reason 0 ok,
-// 1 paused, 2 not open, 3 sold out.
+// Returns {admitted (-1 when fenced, -2 when the epoch is gone: Redis lost
+// its data), active, reason}; reason 0 ok, 1 paused, 2 not open, 3 sold out.
 var admitScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-1, 0, 0} end
+local cur = redis.call('GET', KEYS[1])
+if not cur then return {-2, 0, 0} end
+if cur ~= ARGV[1] then return {-1, 0, 0} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)

@@ -148,6 +148,7 @@ type tickResult struct {
 	Admitted int64
 	Active   int64
 	Fenced   bool
+	Lost     bool   // fenced because the epoch is gone (Redis lost its data)
 	Reason   string // "", paused, not_open, sold_out
 }
 
@@ -175,7 +176,7 @@ func (s *store) tick(ctx context.Context, epoch int64, set Settings, batch int64
 	}
 	r := tickResult{Admitted: toInt(res[0]), Active: toInt(res[1])}
 	if r.Admitted < 0 {
-		return tickResult{Fenced: true}, nil
+		return tickResult{Fenced: true, Lost: r.Admitted == -2}, nil
 	}
 	r.Reason = [...]string{"", "paused", "not_open", "sold_out"}[min(max(toInt(res[2]), 0), 3)]
 	return r, nil
