@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -76,6 +77,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
+	// The progress line, the fault plan and the sale write from their own goroutines.
+	o.Out = &syncWriter{w: o.Out}
 	if o.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -353,6 +356,18 @@ func (s *sale) startEdge(ctx context.Context) error {
 }
 
 func noEnv(string) (string, bool) { return "", false }
+
+// syncWriter serializes writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
 
 func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, error) {
 	s.logf("\nwaiting room: %s/  (open it in a browser to join the crowd; sales open at %s)\n", s.edgeURL, s.open.Format(time.TimeOnly))

@@ -195,7 +195,11 @@ type progressLine struct {
 
 func newProgressLine(w io.Writer) *progressLine {
 	tty := false
-	if f, ok := w.(*os.File); ok {
+	under := w
+	if sw, ok := w.(*syncWriter); ok {
+		under = sw.w
+	}
+	if f, ok := under.(*os.File); ok {
 		if st, err := f.Stat(); err == nil {
 			tty = st.Mode()&os.ModeCharDevice != 0
 		}
