@@ -15,6 +15,14 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 )
 
+// deadlineOf is ctx's deadline, or a minute from now.
+func deadlineOf(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Minute)
+}
+
 // redisCommandStats sums INFO commandstats: calls per command.
 func redisCommandStats(ctx context.Context, url string) (map[string]int64, error) {
 	opt, err := redis.ParseURL(url)
@@ -100,6 +108,10 @@ func (s *sale) audit(ctx context.Context, res *loadtest.Result, before, after ma
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var l ledger
+	// Waiting for the last tickets may take the whole of ctx: the checks
+	// after it get their own time.
+	wctx, cancel := context.WithTimeout(ctx, max(time.Until(deadlineOf(ctx))-15*time.Second, time.Second))
+	defer cancel()
 	for {
 		if l, err = queryLedger(ctx, conn, s.o.EventID); err != nil {
 			return nil, err
@@ -108,7 +120,7 @@ func (s *sale) audit(ctx context.Context, res *loadtest.Result, before, after ma
 			break
 		}
 		select {
-		case <-ctx.Done():
+		case <-wctx.Done():
 			goto done
 		case <-time.After(500 * time.Millisecond):
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -39,6 +40,11 @@ type faultState struct {
 	admitLogs [][]string
 	lost      []string
 	recorder  *chaos.Recorder
+	// down are the processes a fault killed and will start again; crashes
+	// counts the others that exited on their own and were started again,
+	// as Kubernetes restarts a pod's container.
+	down    map[string]bool
+	crashes map[string]int
 }
 
 func (f *faultState) redisServer() *localsvc.Server {
@@ -164,6 +170,11 @@ func (s *sale) startFaults(ctx context.Context, cfg *loadtest.Config) func() []c
 	s.faults.recorder = chaos.NewRecorder()
 	cfg.Observe = s.faults.recorder.Observe
 	s.logf("fault plan  seed %d, %d faults over %s after opening:\n%s", s.o.Seed, len(s.o.Faults.Faults), s.o.Faults.End(), indent(s.o.Faults.String()))
+	s.faults.down, s.faults.crashes = map[string]bool{}, map[string]int{}
+	sctx, stopSupervisor := context.WithCancel(ctx)
+	supervised := make(chan struct{})
+	go func() { s.supervise(sctx); close(supervised) }()
+	s.stops = append(s.stops, func() { stopSupervisor(); <-supervised })
 	done := make(chan []chaos.Window, 1)
 	go func() { done <- chaos.Run(ctx, *s.o.Faults, s.open, s, s.logf) }()
 	return func() []chaos.Window { return <-done }
@@ -213,8 +224,38 @@ func (s *sale) Kill(name string) error {
 	if p == nil {
 		return fmt.Errorf("no process %q", name)
 	}
+	s.faults.mu.Lock()
+	s.faults.down[name] = true
+	s.faults.mu.Unlock()
 	p.kill()
 	return nil
+}
+
+// supervise starts again, every second, a workload that exited on its own.
+func (s *sale) supervise(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		for _, n := range []string{"queue", "queue-2", "booking", "booking-2", "relay", "tickets"} {
+			s.faults.mu.Lock()
+			p, down := s.procs[n], s.faults.down[n]
+			s.faults.mu.Unlock()
+			if down || p == nil || !p.exited() {
+				continue
+			}
+			s.logf("%s exited on its own: starting it again; last log lines:\n%s", n, tail(p.log, 5))
+			s.faults.mu.Lock()
+			s.faults.down[n] = true
+			s.faults.crashes[n]++
+			s.faults.mu.Unlock()
+			if err := s.Restart(ctx, n); err != nil {
+				s.logf("%s: %v", n, err)
+			}
+		}
+	}
 }
 
 // Restart implements chaos.Target.
@@ -225,6 +266,7 @@ func (s *sale) Restart(ctx context.Context, name string) error {
 	}
 	s.faults.mu.Lock()
 	s.procs[name] = n
+	delete(s.faults.down, name)
 	s.faults.mu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -382,6 +424,9 @@ func (s *sale) auditFaults(rep *Report, windows []chaos.Window) {
 		return
 	}
 	rep.Faults = &FaultsReport{Plan: s.o.Faults.String(), Seed: s.o.Seed, Windows: s.faults.recorder.Windows(s.open, windows)}
+	s.faults.mu.Lock()
+	rep.Faults.ExitedOnTheirOwn = maps.Clone(s.faults.crashes)
+	s.faults.mu.Unlock()
 	for _, w := range rep.Faults.Windows {
 		if w.Error != "" {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("fault %q could not be injected: %s", w.Fault, w.Error))

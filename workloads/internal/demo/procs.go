@@ -116,6 +116,17 @@ func (p *proc) kill() {
 	p.done <- err
 }
 
+// exited reports whether the process has exited.
+func (p *proc) exited() bool {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return true
+	default:
+		return false
+	}
+}
+
 // again starts the same workload anew, with the same environment and port.
 func (p *proc) again() (*proc, error) {
 	return startProc(p.binary, p.dir, p.name, p.sub, p.env, p.port)

@@ -18,6 +18,9 @@ type FaultsReport struct {
 	Plan    string               `json:"plan"`
 	Seed    uint64               `json:"seed"`
 	Windows []chaos.WindowReport `json:"windows"`
+	// ExitedOnTheirOwn counts, per workload, exits no fault caused; the
+	// sale started them again, as Kubernetes would.
+	ExitedOnTheirOwn map[string]int `json:"exitedOnTheirOwn"`
 }
 
 // Report is the outcome of a local sale. Its JSON form (--report-json) is
@@ -173,6 +176,9 @@ func (r *Report) print(w io.Writer) {
 	if r.Faults != nil {
 		fmt.Fprintf(w, "\nFAULT PLAN (seed %d)\n%s", r.Faults.Seed, r.Faults.Plan)
 		chaos.PrintWindows(w, r.Faults.Windows)
+		if len(r.Faults.ExitedOnTheirOwn) > 0 {
+			fmt.Fprintf(w, "\nexited on their own (started again): %v\n", r.Faults.ExitedOnTheirOwn)
+		}
 	}
 	if len(r.Problems) == 0 {
 		fmt.Fprintln(w, "\nOK: nothing sold twice, one ticket per sold seat, fair admission.")
