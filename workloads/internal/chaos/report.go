@@ -64,9 +64,9 @@ func (r *Recorder) Observe(endpoint string, status int, start time.Time) {
 type WindowReport struct {
 	Fault              string         `json:"fault"`
 	Target             string         `json:"target,omitempty"`
-	AtSeconds          float64        `json:"atSeconds"` // after sales open
-	Seconds            float64        `json:"seconds"`   // the fault's own length
-	Failed             map[string]int `json:"failed"`    // "<endpoint> <status>" -> requests
+	AtSeconds          float64        `json:"atSeconds"`          // after sales open
+	Seconds            float64        `json:"seconds"`            // the fault's own length
+	Failed             map[string]int `json:"failed"`             // "<endpoint> <status>" -> requests
 	UnavailableSeconds float64        `json:"unavailableSeconds"` // quarter seconds with a failed request`
 	Note               string         `json:"note,omitempty"`
 	Error              string         `json:"error,omitempty"`
