@@ -78,6 +78,13 @@ demo: deps ## Run a local sale end to end on this machine (pass flags with DEMO_
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
 	$(LOCALBIN)/ticketfair demo $(DEMO_ARGS)
 
+CHAOS_PLAN ?= default
+CHAOS_ARGS ?= --customers 50000 --seats 10000 --max-active 500 --admit-rate 35 --hold-ttl 20s --profile joinwindow=150s
+.PHONY: chaos
+chaos: deps ## A local sale under a fault plan (CHAOS_PLAN=default|small|<file>): kills, store restarts, broker outage, network faults; audited.
+	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
+	$(LOCALBIN)/ticketfair demo --faults $(CHAOS_PLAN) $(CHAOS_ARGS)
+
 .PHONY: bench
 bench: deps ## Measure joins/s, polls/s, holds/s against redis-benchmark, pgbench and a plain Go handler in one run; writes docs/bench-results.md.
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair

@@ -29,6 +29,12 @@ type Server struct {
 	Addr string // host:port
 	URL  string // connection URL for clients
 	Dir  string // temporary directory, removed by Stop unless Keep is set
+	Port int
+
+	// PostgreSQL only: the server binaries and the cluster's data directory.
+	bindir, data string
+	cred         *syscall.Credential
+	pgArgs       []string // server options beyond the defaults (TLS, settings), kept by a restart
 
 	Keep bool
 
@@ -101,28 +107,51 @@ func (s *Server) waitTCP(ctx context.Context, logPath string) error {
 }
 
 // StartRedis starts redis-server without persistence.
-func StartRedis(ctx context.Context) (*Server, error) {
+func StartRedis(ctx context.Context) (*Server, error) { return StartRedisWith(ctx, RedisConfig{}) }
+
+// RedisConfig says how to start a Redis server.
+type RedisConfig struct {
+	Port       int    // 0: a free port
+	Dir        string // "": a new temporary directory
+	AppendOnly bool   // persist every write to an append-only file
+}
+
+// StartRedisWith starts redis-server as c says. A server started again
+// with the port and directory of a stopped one takes its place, and with
+// AppendOnly reloads its data.
+func StartRedisWith(ctx context.Context, c RedisConfig) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf("redis-server: %w (apt-get install -y redis-server)", ErrMissing)
 	}
-	dir, err := os.MkdirTemp("", "ticketfair-redis-")
-	if err != nil {
-		return nil, err
+	dir := c.Dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "ticketfair-redis-"); err != nil {
+			return nil, err
+		}
 	}
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
+	port := c.Port
+	if port == 0 {
+		if port, err = FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	aof := "no"
+	if c.AppendOnly {
+		aof = "yes"
 	}
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir, "--databases", "4096",
+		"--save", "", "--appendonly", aof, "--appendfsync", "everysec", "--dir", dir, "--databases", "4096",
 		"--maxclients", "20000", "--protected-mode", "yes")
 	logPath := filepath.Join(dir, "redis.log")
+	if c.Dir != "" {
+		logPath = filepath.Join(dir, fmt.Sprintf("redis-%d.log", time.Now().UnixNano()))
+	}
 	s, err := start("redis", cmd, logPath)
 	if err != nil {
 		return nil, err
 	}
-	s.Dir = dir
+	s.Dir, s.Port = dir, port
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	s.URL = "redis://" + s.Addr + "/0"
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -132,6 +161,17 @@ func StartRedis(ctx context.Context) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Wait waits until the server's process has exited.
+func (s *Server) Wait(ctx context.Context) error {
+	select {
+	case err := <-s.done:
+		s.done <- err
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // PostgresBinDir finds the PostgreSQL 15 server binaries.
@@ -180,14 +220,7 @@ func StartPostgresWith(ctx context.Context, certPEM, keyPEM string, settings ...
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
 	}
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(filepath.Join(bindir, "postgres"), "-D", data, "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir,
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=400", "-c", "shared_buffers=256MB")
+	var args []string
 	if certPEM != "" {
 		// The server reads its key only when its owner alone may.
 		for name, body := range map[string]string{"server.crt": certPEM, "server.key": keyPEM} {
@@ -201,19 +234,57 @@ func StartPostgresWith(ctx context.Context, certPEM, keyPEM string, settings ...
 				}
 			}
 		}
-		cmd.Args = append(cmd.Args, "-c", "ssl=on", "-c", "ssl_cert_file="+filepath.Join(dir, "server.crt"),
+		args = append(args, "-c", "ssl=on", "-c", "ssl_cert_file="+filepath.Join(dir, "server.crt"),
 			"-c", "ssl_key_file="+filepath.Join(dir, "server.key"))
 	}
 	for _, kv := range settings {
-		cmd.Args = append(cmd.Args, "-c", kv)
+		args = append(args, "-c", kv)
 	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	return startPostgres(ctx, bindir, dir, port, cred, args)
+}
+
+// RestartPostgres restarts s as `pg_ctl restart -m fast` does: a fast
+// shutdown (sessions are disconnected, open transactions roll back, a
+// checkpoint is written), then the same cluster again on the same port.
+func (s *Server) RestartPostgres(ctx context.Context) (*Server, error) {
+	stop := exec.CommandContext(ctx, filepath.Join(s.bindir, "pg_ctl"), "stop", "-D", s.data, "-m", "fast", "-w", "-t", "60")
+	stop.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	if out, err := stop.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("pg_ctl stop -m fast: %w\n%s", err, out)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := s.Wait(wctx); err != nil {
+		return nil, fmt.Errorf("postgres did not exit after pg_ctl stop: %w", err)
+	}
+	n, err := startPostgres(ctx, s.bindir, s.Dir, s.Port, s.cred, s.pgArgs)
+	if n != nil {
+		n.Keep = s.Keep
+	}
+	return n, err
+}
+
+func startPostgres(ctx context.Context, bindir, dir string, port int, cred *syscall.Credential, args []string) (*Server, error) {
+	data := filepath.Join(dir, "data")
+	cmd := exec.Command(filepath.Join(bindir, "postgres"), "-D", data, "-p", strconv.Itoa(port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir,
+		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "max_connections=400", "-c", "shared_buffers=256MB")
+	cmd.Args = append(cmd.Args, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	logPath := filepath.Join(dir, "postgres.log")
+	if _, err := os.Stat(logPath); err == nil {
+		logPath = filepath.Join(dir, fmt.Sprintf("postgres-%d.log", time.Now().UnixNano()))
+	}
 	s, err := start("postgres", cmd, logPath)
 	if err != nil {
 		return nil, err
 	}
-	s.Dir = dir
+	s.Dir, s.Port, s.bindir, s.data, s.cred, s.pgArgs = dir, port, bindir, data, cred, args
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	s.URL = fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", s.Addr)
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 
+	"github.com/ticketfair/ticketfair/workloads/internal/chaos"
 	"github.com/ticketfair/ticketfair/workloads/internal/demo"
 )
 
@@ -32,11 +34,27 @@ func runDemo(ctx context.Context, args []string) error {
 	brokers := fs.String("kafka-brokers", "", "use these Kafka brokers instead of the embedded one")
 	fs.DurationVar(&o.Deadline, "deadline", o.Deadline, "give up after this long")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "random seed of the crowd")
+	faults := fs.String("faults", "", "run a fault plan during the sale: \"default\" (every fault, full length), \"small\" (every fault once, short) or a plan file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if o.RedisMode != "standalone" && o.RedisMode != "sentinel" {
 		return fmt.Errorf("demo: --redis-mode %q: standalone or sentinel", o.RedisMode)
+	}
+	if *faults != "" {
+		text := map[string]string{"default": chaos.DefaultPlan, "small": chaos.SmallPlan}[*faults]
+		if text == "" {
+			b, err := os.ReadFile(*faults)
+			if err != nil {
+				return err
+			}
+			text = string(b)
+		}
+		plan, err := chaos.Parse(text)
+		if err != nil {
+			return err
+		}
+		o.Faults = &plan
 	}
 	if *brokers != "" {
 		o.KafkaBrokers = strings.Split(*brokers, ",")

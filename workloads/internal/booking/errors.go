@@ -1,7 +1,6 @@
 package booking
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -70,25 +69,6 @@ func retryable(err error) bool {
 	return false
 }
 
-// dbError turns a database error into the service's answer: domain errors
-// pass through; a database that cannot be reached, or is shutting down,
-// becomes 503 so clients retry; anything else is a 500.
-func dbError(err error) error {
-	var he *httpapi.Error
-	if errors.As(err, &he) {
-		return err
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch {
-		case pe.Code[:2] == "08", pe.Code[:2] == "57", pe.Code == "53300", pe.Code == "40001", pe.Code == "40P01":
-			return httpapi.Unavailable("the database", err)
-		}
-		return fmt.Errorf("database: %w", err)
-	}
-	if errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	// Connection refused, reset, timeouts: the database is unreachable.
-	return httpapi.Unavailable("the database", err)
-}
+// dbError turns a database error into the service's answer (see
+// httpapi.DatabaseError).
+func dbError(err error) error { return httpapi.DatabaseError(err) }

@@ -12,10 +12,19 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 	"github.com/ticketfair/ticketfair/workloads/redisconn"
 )
+
+// deadlineOf is ctx's deadline, or a minute from now.
+func deadlineOf(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Minute)
+}
 
 // redisCommandStats sums INFO commandstats: calls per command.
 func redisCommandStats(ctx context.Context, cfg config.Redis) (map[string]int64, error) {
@@ -82,6 +91,7 @@ func parseCommandStats(info string) map[string]int64 {
 type ledger struct {
 	Seats, SeatsSold, OrdersPaid, OrdersExpired, OrdersRefund, OrdersPending, TicketsIssued int64
 	SeatsInTwoPaidOrders, SoldWithoutPaidOrder, PaidSeatsNotSold, DuplicateTickets          int64
+	OutboxUnpublished                                                                       int64
 }
 
 func queryLedger(ctx context.Context, conn *pgx.Conn, eventID int64) (ledger, error) {
@@ -110,6 +120,8 @@ func queryLedger(ctx context.Context, conn *pgx.Conn, eventID int64) (ledger, er
 			JOIN seat s ON s.event_id=o.event_id AND s.seat_id=os.seat_id
 			WHERE o.event_id=$1 AND o.status='PAID' AND s.status <> 'SOLD'`},
 		{&l.DuplicateTickets, `SELECT count(*) FROM (SELECT seat_id FROM ticket WHERE event_id=$1 GROUP BY seat_id HAVING count(*) > 1) d`},
+		// Every service of the demo serves one event: the whole outbox is its.
+		{&l.OutboxUnpublished, `SELECT count(*) FROM outbox WHERE published_at IS NULL AND $1::bigint > 0`},
 	}
 	for _, q := range queries {
 		if err := conn.QueryRow(ctx, q.sql, eventID).Scan(q.dst); err != nil {
@@ -122,7 +134,11 @@ func queryLedger(ctx context.Context, conn *pgx.Conn, eventID int64) (ledger, er
 // audit is Audit on this sale, with the figures only a local sale has:
 // the services' peak memory and Redis commands per request.
 func (s *sale) audit(ctx context.Context, res *loadtest.Result, before, after map[string]int64) (*Report, error) {
-	rep, err := Audit(ctx, AuditConfig{DatabaseURL: s.db, Redis: s.redisConfig(), EventID: s.o.EventID, MaxActive: s.o.MaxActive}, res)
+	s.faults.mu.Lock()
+	earlier := append([][]string(nil), s.faults.admitLogs...)
+	s.faults.mu.Unlock()
+	rep, err := Audit(ctx, AuditConfig{DatabaseURL: s.db, Redis: s.redisConfig(), EventID: s.o.EventID, MaxActive: s.o.MaxActive,
+		EarlierAdmitLogs: earlier}, res)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +158,9 @@ type AuditConfig struct {
 	EventID     int64
 	// MaxActive is the highest admission.maxActive the sale ran with.
 	MaxActive int
+	// EarlierAdmitLogs are the admit logs of the queue's earlier Redis
+	// lifetimes (a restart without persistence starts the log afresh).
+	EarlierAdmitLogs [][]string
 }
 
 // Audit checks a finished sale from its records and the crowd's result:
@@ -157,15 +176,19 @@ func Audit(ctx context.Context, cfg AuditConfig, res *loadtest.Result) (*Report,
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var l ledger
+	// Waiting for the last tickets may take the whole of ctx: the checks
+	// after it get their own time.
+	wctx, cancel := context.WithTimeout(ctx, max(time.Until(deadlineOf(ctx))-15*time.Second, time.Second))
+	defer cancel()
 	for {
 		if l, err = queryLedger(context.WithoutCancel(ctx), conn, cfg.EventID); err != nil {
 			return nil, err
 		}
-		if l.TicketsIssued >= l.SeatsSold && l.OrdersPending == 0 {
+		if l.TicketsIssued >= l.SeatsSold && l.OrdersPending == 0 && l.OutboxUnpublished == 0 {
 			break
 		}
 		select {
-		case <-ctx.Done():
+		case <-wctx.Done():
 			goto done
 		case <-time.After(500 * time.Millisecond):
 		}
@@ -186,6 +209,9 @@ done:
 	if err := auditFairness(context.WithoutCancel(ctx), cfg, rep); err != nil {
 		rep.Problems = append(rep.Problems, "fairness audit: "+err.Error())
 	}
+	if rep.PaidWebhooks, err = auditPaidOrders(context.WithoutCancel(ctx), conn, res.PaidOrders); err != nil {
+		rep.Problems = append(rep.Problems, "paid orders audit: "+err.Error())
+	}
 	rep.check()
 	return rep, nil
 }
@@ -200,10 +226,68 @@ func auditFairness(ctx context.Context, cfg AuditConfig, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	log, err := loadtest.ParseAdmissionLog(entries)
-	if err != nil {
-		return err
+	// A Redis restart without persistence started the log afresh: each
+	// lifetime is audited alone (arrival and queue sequences restarted),
+	// and a customer in two lifetimes lost their turn and joined again.
+	lifetimes := append(append([][]string(nil), cfg.EarlierAdmitLogs...), entries)
+	seen := map[string]int{}
+	for i, entries := range lifetimes {
+		log, err := loadtest.ParseAdmissionLog(entries)
+		if err != nil {
+			return err
+		}
+		pre := int64(0)
+		if i == 0 {
+			pre = rep.Crowd.JoinedPreQueue
+		}
+		f := loadtest.ComputeFairness(log, pre)
+		if i == 0 {
+			rep.Fairness = f
+		} else {
+			rep.Fairness.Admitted += f.Admitted
+			rep.Fairness.AdmittedTwice += f.AdmittedTwice
+			rep.Fairness.PostOpenAdmitted += f.PostOpenAdmitted
+			rep.Fairness.PostOpenInversions += f.PostOpenInversions
+		}
+		inLife := map[string]bool{}
+		for _, a := range log {
+			if !inLife[a.Customer] {
+				inLife[a.Customer] = true
+				seen[a.Customer]++
+			}
+		}
 	}
-	rep.Fairness = loadtest.ComputeFairness(log, rep.Crowd.JoinedPreQueue)
+	rep.RedisLifetimes = len(lifetimes)
+	for _, n := range seen {
+		if n > 1 {
+			rep.ReadmittedAfterLoss++
+		}
+	}
 	return nil
+}
+
+// PaidWebhooks checks the orders whose payment callback booking accepted.
+type PaidWebhooks struct {
+	Delivered    int64 `json:"delivered"`
+	Paid         int64 `json:"paid"`
+	RefundedOnce int64 `json:"refundedOnce"`
+	Broken       int64 `json:"broken"` // neither PAID nor exactly one refund: must be 0
+}
+
+// auditPaidOrders: every accepted "succeeded" callback ended in a PAID order
+// (and no refund) or a REFUND_REQUIRED one with exactly one refund message.
+func auditPaidOrders(ctx context.Context, conn *pgx.Conn, orders []string) (PaidWebhooks, error) {
+	p := PaidWebhooks{Delivered: int64(len(orders))}
+	if len(orders) == 0 {
+		return p, nil
+	}
+	err := conn.QueryRow(ctx, `
+		WITH o AS (
+			SELECT t.status, (SELECT count(*) FROM outbox x WHERE x.key = t.id::text AND x.event_type = $2) AS refunds
+			  FROM unnest($1::text[]) AS paid(id) LEFT JOIN ticket_order t ON t.id::text = paid.id)
+		SELECT count(*) FILTER (WHERE status = 'PAID' AND refunds = 0),
+		       count(*) FILTER (WHERE status = 'REFUND_REQUIRED' AND refunds = 1)
+		  FROM o`, orders, events.TypeRefundRequested).Scan(&p.Paid, &p.RefundedOnce)
+	p.Broken = p.Delivered - p.Paid - p.RefundedOnce
+	return p, err
 }

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,6 +25,7 @@ import (
 	"github.com/ticketfair/ticketfair/internal/localsvc"
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
+	"github.com/ticketfair/ticketfair/workloads/internal/chaos"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
@@ -54,6 +56,10 @@ type Options struct {
 	Seed         uint64
 	Out          io.Writer // progress and the report
 	EventID      int64
+	// Faults, when set, is a fault plan run during the sale (see package
+	// chaos): queue and booking then run two replicas each, and the queue's
+	// Redis and booking's PostgreSQL are reached through fault proxies.
+	Faults *chaos.Plan
 }
 
 // DefaultOptions finish in about two minutes on a 2-core machine.
@@ -76,6 +82,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
+	// The progress line, the fault plan and the sale write from their own goroutines.
+	o.Out = &syncWriter{w: o.Out}
 	if o.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -91,6 +99,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := profile.Validate(); err != nil {
 		return nil, err
 	}
+	if o.Faults != nil && (o.RedisURL != "" || o.DatabaseURL != "" || len(o.KafkaBrokers) > 0) {
+		return nil, errors.New("a fault plan restarts the sale's own servers: it cannot run with --redis-url, --database-url or --kafka-brokers")
+	}
+	fmt.Fprintf(o.Out, "seed        %d (replay with --seed %d)\n", o.Seed, o.Seed)
 	dir, err := os.MkdirTemp("", "ticketfair-demo-")
 	if err != nil {
 		return nil, err
@@ -126,6 +138,8 @@ type sale struct {
 	identitySecret, webhookSecret string
 	queue                         config.Queue
 	booking                       config.Booking
+
+	faults faultState // only with Options.Faults
 }
 
 func (s *sale) logf(format string, args ...any) { fmt.Fprintf(s.o.Out, format+"\n", args...) }
@@ -161,7 +175,8 @@ func (s *sale) startServers(ctx context.Context) error {
 			return err
 		}
 		r.Keep = s.o.Keep
-		s.stops = append(s.stops, func() { _ = r.Stop() })
+		s.faults.redis = r
+		s.stops = append(s.stops, func() { _ = s.faults.redisServer().Stop() })
 		s.redis = r.URL
 		s.logf("redis       %s", r.Addr)
 	}
@@ -172,7 +187,8 @@ func (s *sale) startServers(ctx context.Context) error {
 			return err
 		}
 		pg.Keep = s.o.Keep
-		s.stops = append(s.stops, func() { _ = pg.Stop() })
+		s.faults.pg = pg
+		s.stops = append(s.stops, func() { _ = s.faults.postgresServer().Stop() })
 		conn, err := pgx.Connect(ctx, pg.URL)
 		if err != nil {
 			return err
@@ -187,11 +203,17 @@ func (s *sale) startServers(ctx context.Context) error {
 	}
 	s.brokers = s.o.KafkaBrokers
 	if len(s.brokers) == 0 {
-		k, err := localsvc.StartKafka(0, "", events.TopicTicketIssued, events.TopicRefundRequested)
+		dataDir := ""
+		if s.o.Faults != nil {
+			// A broker outage restarts it with its log.
+			dataDir = filepath.Join(s.dir, "kafka")
+		}
+		k, err := localsvc.StartKafka(0, dataDir, events.TopicTicketIssued, events.TopicRefundRequested)
 		if err != nil {
 			return err
 		}
-		s.stops = append(s.stops, k.Stop)
+		s.faults.kafka, s.faults.kafkaDir = k, dataDir
+		s.stops = append(s.stops, func() { s.faults.kafkaBroker().Stop() })
 		s.brokers = k.Brokers
 		s.logf("kafka proto %s (embedded)", strings.Join(k.Brokers, ","))
 	}
@@ -235,8 +257,12 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 	identity := config.Identity{IdentityHMACSecret: s.identitySecret, IdentityIssuer: identityIssuer, IdentityAudience: identityAudience}
 	kafka := config.Kafka{Brokers: s.brokers, TopicTicketIssued: events.TopicTicketIssued, TopicRefundRequested: events.TopicRefundRequested}
 
+	names := []string{"queue", "booking", "relay", "tickets"}
+	if s.o.Faults != nil {
+		names = append(names, "queue-2", "booking-2")
+	}
 	ports := map[string]int{}
-	for _, n := range []string{"queue", "booking", "relay", "tickets"} {
+	for _, n := range names {
 		p, err := localsvc.FreePort()
 		if err != nil {
 			return err
@@ -291,20 +317,30 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 	}
 	t.HTTPAddr, t.DatabaseURL, t.Kafka, t.Identity, t.TicketKeys = addr("tickets"), s.db, kafka, identity, ticketKeys
 
-	for _, w := range []struct {
-		name string
-		cfg  any
-	}{{"queue", &q}, {"booking", &b}, {"relay", &r}, {"tickets", &t}} {
-		p, err := startProc(s.o.Binary, s.dir, w.name, w.name, envOf(w.cfg), ports[w.name])
+	type workload struct {
+		name, sub string
+		cfg       any
+	}
+	workloads := []workload{{"queue", "queue", &q}, {"booking", "booking", &b}, {"relay", "relay", &r}, {"tickets", "tickets", &t}}
+	if s.o.Faults != nil {
+		q2, b2, err := s.replicas(&q, &b, addr("queue-2"), addr("booking-2"))
+		if err != nil {
+			return err
+		}
+		workloads = append(workloads, workload{"queue-2", "queue", q2}, workload{"booking-2", "booking", b2})
+	}
+	for _, w := range workloads {
+		p, err := startProc(s.o.Binary, s.dir, w.name, w.sub, envOf(w.cfg), ports[w.name])
 		if err != nil {
 			return err
 		}
 		s.procs[w.name] = p
-		s.stops = append(s.stops, p.stop)
+		name := w.name
+		s.stops = append(s.stops, func() { s.proc(name).stop() })
 	}
 	rctx, cancel2 := context.WithTimeout(ctx, time.Minute)
 	defer cancel2()
-	for _, n := range []string{"queue", "booking", "relay", "tickets"} {
+	for _, n := range names {
 		if err := s.procs[n].waitReady(rctx); err != nil {
 			return err
 		}
@@ -349,19 +385,34 @@ func (s *sale) startEdge(ctx context.Context) error {
 
 func noEnv(string) (string, bool) { return "", false }
 
+// syncWriter serializes writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
 func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, error) {
 	s.logf("\nwaiting room: %s/  (open it in a browser to join the crowd; sales open at %s)\n", s.edgeURL, s.open.Format(time.TimeOnly))
 	before, _ := redisCommandStats(ctx, s.redisConfig())
 	originBefore, _ := queueRequests(ctx, s.procs["queue"].url)
 	progress := newProgressLine(s.o.Out)
-	res, runErr := loadtest.Run(ctx, loadtest.Config{
+	cfg := loadtest.Config{
 		QueueURL: s.procs["queue"].url, BookingURL: s.procs["booking"].url, TicketsURL: s.procs["tickets"].url,
 		StateURL: s.cacheURL,
 		EventID:  s.o.EventID, IdentitySecret: s.identitySecret, IdentityIssuer: identityIssuer, IdentityAudience: identityAudience,
 		WebhookSecret: s.webhookSecret, SalesOpenAt: s.open, Profile: profile, Seed: s.o.Seed,
 		Progress: progress.update, Deadline: s.o.Deadline,
-	})
+	}
+	waitFaults := s.startFaults(ctx, &cfg)
+	res, runErr := loadtest.Run(ctx, cfg)
 	progress.done()
+	windows := waitFaults()
 	if res == nil {
 		return nil, runErr
 	}
@@ -375,6 +426,7 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 		return nil, err
 	}
 	rep.waitingFigures(originBefore, originAfter, before, after)
+	s.auditFaults(rep, windows)
 	rep.Print(s.o.Out)
 	if s.o.ReportJSON != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
@@ -387,7 +439,11 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 		rep.Problems = append(rep.Problems, runErr.Error())
 	}
 	if len(rep.Problems) > 0 {
-		return rep, errors.New("the sale's audit failed: " + strings.Join(rep.Problems, "; "))
+		msg := "the sale's audit failed: " + strings.Join(rep.Problems, "; ")
+		if s.o.Faults != nil {
+			msg += fmt.Sprintf("\nreplay with --seed %d and this fault plan:\n%s", s.o.Seed, s.o.Faults)
+		}
+		return rep, errors.New(msg)
 	}
 	return rep, nil
 }

@@ -20,17 +20,7 @@ func TestShortSale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	for _, probe := range []func() error{
-		func() error { _, err := exec.LookPath("redis-server"); return err },
-		func() error { _, err := localsvc.PostgresBinDir(); return err },
-	} {
-		if err := probe(); err != nil {
-			if os.Getenv("CI") == "true" || os.Getenv("TICKETFAIR_TEST_REQUIRE_SERVICES") == "1" {
-				t.Fatal(err)
-			}
-			t.Skip(err)
-		}
-	}
+	requireServers(t)
 	dir := t.TempDir()
 	bin := testenv.BuildWorkloads(t)
 
@@ -94,5 +84,22 @@ func TestShortSale(t *testing.T) {
 	}
 	if eps, _ := doc["endpoints"].([]any); len(eps) < 5 {
 		t.Errorf("report has %d endpoints, want join, poll, seats, hold, webhook, tickets...", len(eps))
+	}
+}
+
+// requireServers skips without redis-server or PostgreSQL, or fails where
+// they are required.
+func requireServers(t *testing.T) {
+	t.Helper()
+	for _, probe := range []func() error{
+		func() error { _, err := exec.LookPath("redis-server"); return err },
+		func() error { _, err := localsvc.PostgresBinDir(); return err },
+	} {
+		if err := probe(); err != nil {
+			if os.Getenv("CI") == "true" || os.Getenv("TICKETFAIR_TEST_REQUIRE_SERVICES") == "1" {
+				t.Fatal(err)
+			}
+			t.Skip(err)
+		}
 	}
 }

@@ -24,6 +24,10 @@ type proc struct {
 	url  string
 	log  string
 	done chan error
+
+	binary, dir, sub string
+	env              []string
+	port             int
 }
 
 // envOf renders a workload's configuration as the environment of its
@@ -39,7 +43,8 @@ func envOf(cfg any) []string {
 // startProc runs `binary <sub>` with env, logging to dir/<name>.log.
 func startProc(binary, dir, name, sub string, env []string, port int) (*proc, error) {
 	logPath := filepath.Join(dir, name+".log")
-	f, err := os.Create(logPath)
+	// Appends: a restarted process continues its predecessor's log.
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +56,7 @@ func startProc(binary, dir, name, sub string, env []string, port int) (*proc, er
 		f.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan error, 1)}
+	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan error, 1), binary: binary, dir: dir, sub: sub, env: env, port: port}
 	if port > 0 {
 		p.url = "http://127.0.0.1:" + strconv.Itoa(port)
 	}
@@ -101,6 +106,30 @@ func (p *proc) stop() {
 		return
 	}
 	localsvc.Terminate(p.cmd.Process, p.done, 15*time.Second)
+}
+
+// kill SIGKILLs the process, as the OOM killer or a lost node does, and
+// waits for it to be gone.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Kill()
+	err := <-p.done
+	p.done <- err
+}
+
+// exited reports whether the process has exited.
+func (p *proc) exited() bool {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return true
+	default:
+		return false
+	}
+}
+
+// again starts the same workload anew, with the same environment and port.
+func (p *proc) again() (*proc, error) {
+	return startProc(p.binary, p.dir, p.name, p.sub, p.env, p.port)
 }
 
 // peakRSS is the process's peak resident memory (VmHWM) in bytes.

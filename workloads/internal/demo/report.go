@@ -9,8 +9,19 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/ticketfair/ticketfair/workloads/internal/chaos"
 	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
 )
+
+// FaultsReport is the fault plan's part of the report.
+type FaultsReport struct {
+	Plan    string               `json:"plan"`
+	Seed    uint64               `json:"seed"`
+	Windows []chaos.WindowReport `json:"windows"`
+	// ExitedOnTheirOwn counts, per workload, exits no fault caused; the
+	// sale started them again, as Kubernetes would.
+	ExitedOnTheirOwn map[string]int `json:"exitedOnTheirOwn"`
+}
 
 // Report is the outcome of a local sale. Its JSON form (--report-json) is
 // what the tests check.
@@ -20,13 +31,20 @@ type Report struct {
 	Seats     int   `json:"seats"`
 	MaxActive int   `json:"maxActive"`
 
-	SeatsSold            int64      `json:"seatsSold"`
-	OrdersPaid           int64      `json:"ordersPaid"`
-	OrdersExpired        int64      `json:"ordersExpired"`
-	OrdersRefundRequired int64      `json:"ordersRefundRequired"`
-	OrdersPending        int64      `json:"ordersPending"`
-	TicketsIssued        int64      `json:"ticketsIssued"`
-	DoubleSold           DoubleSold `json:"doubleSold"`
+	SeatsSold            int64        `json:"seatsSold"`
+	OrdersPaid           int64        `json:"ordersPaid"`
+	OrdersExpired        int64        `json:"ordersExpired"`
+	OrdersRefundRequired int64        `json:"ordersRefundRequired"`
+	OrdersPending        int64        `json:"ordersPending"`
+	TicketsIssued        int64        `json:"ticketsIssued"`
+	DoubleSold           DoubleSold   `json:"doubleSold"`
+	OutboxUnpublished    int64        `json:"outboxUnpublished"`
+	PaidWebhooks         PaidWebhooks `json:"paidWebhooks"`
+	// RedisLifetimes is 1 plus the Redis restarts that lost its data;
+	// ReadmittedAfterLoss the customers admitted in two of them.
+	RedisLifetimes      int           `json:"redisLifetimes"`
+	ReadmittedAfterLoss int           `json:"readmittedAfterLoss"`
+	Faults              *FaultsReport `json:"faults,omitempty"`
 
 	Fairness  loadtest.Fairness        `json:"fairness"`
 	Crowd     loadtest.Counts          `json:"crowd"`
@@ -135,6 +153,15 @@ func (r *Report) check() {
 	if r.Crowd.MaxActiveSample > int64(r.MaxActive) {
 		r.Problems = append(r.Problems, fmt.Sprintf("active %d sampled above MAX_ACTIVE %d", r.Crowd.MaxActiveSample, r.MaxActive))
 	}
+	if r.OutboxUnpublished != 0 {
+		r.Problems = append(r.Problems, fmt.Sprintf("%d outbox rows unpublished after the sale", r.OutboxUnpublished))
+	}
+	if r.PaidWebhooks.Broken != 0 {
+		r.Problems = append(r.Problems, fmt.Sprintf("%d accepted payments ended neither PAID nor refunded once", r.PaidWebhooks.Broken))
+	}
+	if r.Crowd.RejoinFailed != 0 {
+		r.Problems = append(r.Problems, fmt.Sprintf("%d customers who lost their place could not join again", r.Crowd.RejoinFailed))
+	}
 }
 
 // Print writes the report as a person reads it.
@@ -145,7 +172,13 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(tw, "orders paid / expired / refund / pending\t%d / %d / %d / %d\n", r.OrdersPaid, r.OrdersExpired, r.OrdersRefundRequired, r.OrdersPending)
 	fmt.Fprintf(tw, "tickets issued\t%d\n", r.TicketsIssued)
 	fmt.Fprintf(tw, "double-sold (SQL)\t%d\n", r.DoubleSold.Total())
+	fmt.Fprintf(tw, "outbox unpublished\t%d\n", r.OutboxUnpublished)
+	fmt.Fprintf(tw, "accepted payments\t%d: %d paid, %d refunded once, %d neither\n", r.PaidWebhooks.Delivered, r.PaidWebhooks.Paid, r.PaidWebhooks.RefundedOnce, r.PaidWebhooks.Broken)
 	fmt.Fprintf(tw, "admitted / twice\t%d / %d\n", r.Fairness.Admitted, r.Fairness.AdmittedTwice)
+	if r.RedisLifetimes > 1 {
+		fmt.Fprintf(tw, "redis lost its data\t%d times; places lost %d, joined again %d, could not %d; admitted again after the loss %d\n",
+			r.RedisLifetimes-1, r.Crowd.PlacesLost, r.Crowd.Rejoined, r.Crowd.RejoinFailed, r.ReadmittedAfterLoss)
+	}
 	fmt.Fprintf(tw, "FIFO after opening\t%d admitted, %d out of order\n", r.Fairness.PostOpenAdmitted, r.Fairness.PostOpenInversions)
 	fmt.Fprintf(tw, "pre-queue shuffle\t%d admitted, rank correlation with arrival %.3f\n", r.Fairness.PreQueueAdmitted, r.Fairness.PreQueueSpearman)
 	fmt.Fprintf(tw, "max active (sampled)\t%d\n", r.Crowd.MaxActiveSample)
@@ -187,6 +220,13 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%s\n", e.Endpoint, e.Requests, e.Errors, e.P50Ms, e.P99Ms, strings.Join(parts, " "))
 	}
 	tw.Flush()
+	if r.Faults != nil {
+		fmt.Fprintf(w, "\nFAULT PLAN (seed %d)\n%s", r.Faults.Seed, r.Faults.Plan)
+		chaos.PrintWindows(w, r.Faults.Windows)
+		if len(r.Faults.ExitedOnTheirOwn) > 0 {
+			fmt.Fprintf(w, "\nexited on their own (started again): %v\n", r.Faults.ExitedOnTheirOwn)
+		}
+	}
 	if len(r.Problems) == 0 {
 		fmt.Fprintln(w, "\nOK: nothing sold twice, one ticket per sold seat, fair admission.")
 	} else {
@@ -208,7 +248,11 @@ type progressLine struct {
 
 func newProgressLine(w io.Writer) *progressLine {
 	tty := false
-	if f, ok := w.(*os.File); ok {
+	under := w
+	if sw, ok := w.(*syncWriter); ok {
+		under = sw.w
+	}
+	if f, ok := under.(*os.File); ok {
 		if st, err := f.Stat(); err == nil {
 			tty = st.Mode()&os.ModeCharDevice != 0
 		}

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // MaxBodyBytes is the largest request body the services accept.
@@ -58,6 +60,31 @@ var (
 func Unavailable(what string, err error) *Error {
 	return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable",
 		Message: what + " is unavailable, try again shortly", RetryAfter: 2 * time.Second, Err: err}
+}
+
+// DatabaseError turns a PostgreSQL error into a service's answer: errors
+// that already are *Error pass through; a database that cannot be reached,
+// is shutting down or restarting (SQLSTATE classes 08 and 57, too many
+// connections) or a transaction that lost a race becomes 503 so clients
+// retry; anything else stays an error (500).
+func DatabaseError(err error) error {
+	var he *Error
+	if errors.As(err, &he) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code[:2] == "08", pe.Code[:2] == "57", pe.Code == "53300", pe.Code == "40001", pe.Code == "40P01":
+			return Unavailable("the database", err)
+		}
+		return fmt.Errorf("database: %w", err)
+	}
+	if errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	// Connection refused, reset, timeouts: the database is unreachable.
+	return Unavailable("the database", err)
 }
 
 // WriteError writes err as {"error": {"code": ..., "message": ...}}. Errors

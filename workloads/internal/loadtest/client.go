@@ -21,6 +21,7 @@ type api struct {
 	ticketsURL string
 	eventID    int64
 	rec        *recorder
+	observe    func(endpoint string, status int, start time.Time)
 }
 
 type joinResponse struct {
@@ -122,11 +123,17 @@ func (a *api) do(ctx context.Context, name, method, url string, body []byte, hdr
 	resp, err := a.http.Do(req)
 	if err != nil {
 		a.rec.record(name, 0, time.Since(start))
+		if a.observe != nil {
+			a.observe(name, 0, start)
+		}
 		return result{}
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	resp.Body.Close()
 	a.rec.record(name, resp.StatusCode, time.Since(start))
+	if a.observe != nil {
+		a.observe(name, resp.StatusCode, start)
+	}
 	r := result{status: resp.StatusCode, body: b, etag: resp.Header.Get("ETag")}
 	if s := resp.Header.Get("Retry-After"); s != "" {
 		if n, err := strconv.Atoi(s); err == nil {

@@ -47,6 +47,12 @@ type Config struct {
 	Progress func(Progress)
 	// Deadline bounds the whole run.
 	Deadline time.Duration
+	// DialContext, when set, opens the crowd's connections (a local sale
+	// spreads them over service replicas with it, as a Service does).
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Observe, when set, is told every request's endpoint, status (0: a
+	// transport error) and start, from many goroutines at once.
+	Observe func(endpoint string, status int, start time.Time)
 }
 
 // Progress is a live view of the run.
@@ -79,6 +85,9 @@ type Counts struct {
 	SeatsPaidFor    int64 `json:"seatsPaidFor"`
 	TicketsSeen     int64 `json:"ticketsSeen"`
 	GaveUpNoSeats   int64 `json:"gaveUpNoSeats"`
+	PlacesLost      int64 `json:"placesLost"` // the queue no longer knew the place (404), or the session ended early (403)
+	Rejoined        int64 `json:"rejoined"`   // of those, joined again and got a new place
+	RejoinFailed    int64 `json:"rejoinFailed"`
 	MaxActiveSample int64 `json:"maxActiveSampled"`
 	// WaitingSeconds is the time all customers spent waiting in the queue
 	// (from joining to admission, leaving, sold out or giving up).
@@ -95,6 +104,9 @@ type Result struct {
 	Endpoints []EndpointStats `json:"endpoints"`
 	Duration  time.Duration   `json:"duration"`
 	SoldOutAt time.Duration   `json:"soldOutAt"` // since opening, when first seen
+	// PaidOrders are the orders whose "succeeded" payment callback the
+	// booking service accepted (2xx): each must end PAID or refunded once.
+	PaidOrders []string `json:"paidOrders"`
 }
 
 type behaviour uint8
@@ -126,6 +138,8 @@ type customer struct {
 	want     int8
 	polls    int16
 	tries    int16
+	rejoins  int8
+	lost     bool // lost a place and has not got a new one yet
 	queueID  string
 	access   string
 	orderID  string
@@ -164,6 +178,9 @@ type crowd struct {
 	stateMu   sync.Mutex
 	stateETag string
 	state     publicState
+
+	paidMu sync.Mutex
+	paid   []string
 }
 
 type cachedSection struct {
@@ -188,8 +205,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
 	defer cancel()
 	p := cfg.Profile
+	dial := cfg.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
 	transport := &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         dial,
 		MaxIdleConns:        p.Concurrency * 3,
 		MaxIdleConnsPerHost: p.Concurrency,
 		IdleConnTimeout:     90 * time.Second,
@@ -197,7 +218,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer transport.CloseIdleConnections()
 	cr := &crowd{
 		cfg:       cfg,
-		api:       &api{http: &http.Client{Transport: transport, Timeout: 15 * time.Second}, queueURL: cfg.QueueURL, stateURL: cfg.StateURL, bookingURL: cfg.BookingURL, ticketsURL: cfg.TicketsURL, eventID: cfg.EventID, rec: newRecorder()},
+		api:       &api{http: &http.Client{Transport: transport, Timeout: 15 * time.Second}, queueURL: cfg.QueueURL, stateURL: cfg.StateURL, bookingURL: cfg.BookingURL, ticketsURL: cfg.TicketsURL, eventID: cfg.EventID, rec: newRecorder(), observe: cfg.Observe},
 		sched:     newScheduler(),
 		rnd:       newLockedRand(cfg.Seed),
 		seatCache: map[string]*cachedSection{},
@@ -215,7 +236,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	stopWatch := cr.watch(ctx, start)
 	cr.sched.run(ctx, p.Concurrency, cr.step)
 	stopWatch()
-	res := &Result{Counts: cr.snapshotCounts(), Endpoints: cr.api.rec.snapshot(), Duration: time.Since(start)}
+	res := &Result{Counts: cr.snapshotCounts(), Endpoints: cr.api.rec.snapshot(), Duration: time.Since(start), PaidOrders: cr.paid}
 	if at := cr.soldOutAt.Load(); at > 0 {
 		res.SoldOutAt = time.Duration(at)
 	}
@@ -319,6 +340,7 @@ func (cr *crowd) snapshotCounts() Counts {
 		WebhooksTwice: load(&c.WebhooksTwice), SeatsPaidFor: load(&c.SeatsPaidFor), TicketsSeen: load(&c.TicketsSeen),
 		GaveUpNoSeats: load(&c.GaveUpNoSeats), MaxActiveSample: load(&c.MaxActiveSample),
 		WaitingSeconds: time.Duration(cr.waitNanos.Load()).Seconds(), StateReads: load(&c.StateReads), PersonalPolls: load(&c.PersonalPolls),
+		PlacesLost: load(&c.PlacesLost), Rejoined: load(&c.Rejoined), RejoinFailed: load(&c.RejoinFailed),
 	}
 }
 
@@ -368,6 +390,9 @@ func (cr *crowd) step(ctx context.Context, c *customer) {
 func (cr *crowd) retry(c *customer, r result, s step) {
 	c.tries++
 	if c.tries > 20 {
+		if c.lost {
+			inc(&cr.counts.RejoinFailed)
+		}
 		cr.finish(c)
 		return
 	}
@@ -385,11 +410,24 @@ func (cr *crowd) join(ctx context.Context, c *customer) {
 			cr.retry(c, r, stepJoin)
 			return
 		}
+		if c.lost {
+			inc(&cr.counts.RejoinFailed)
+		}
 		cr.finish(c)
 		return
 	}
 	c.tries = 0
 	c.queueID = j.QueueID
+	if c.lost {
+		c.lost = false
+		inc(&cr.counts.Rejoined)
+		cr.waiting.Add(1)
+		c.place = j.Place
+		c.since = time.Now().UnixNano()
+		c.personal = c.since
+		cr.later(c, stepPoll, cr.pollDelay(j.PollAfterSeconds, r.retryAfter))
+		return
+	}
 	inc(&cr.counts.Joined)
 	if time.Now().Before(cr.cfg.SalesOpenAt) {
 		inc(&cr.counts.JoinedPreQueue)
@@ -540,6 +578,12 @@ func (cr *crowd) personalPoll(ctx context.Context, c *customer) {
 			return
 		}
 		cr.stopWaiting(c)
+		if r.status == http.StatusNotFound {
+			// The queue lost the place (a store restarted without its
+			// data): join again.
+			cr.rejoin(c)
+			return
+		}
 		cr.finish(c)
 		return
 	}
@@ -618,10 +662,27 @@ func (cr *crowd) choose(ctx context.Context, c *customer) {
 		cr.later(c, stepChoose, 50*time.Millisecond)
 	case r.status == 0 || r.status >= 500:
 		cr.retry(c, r, stepChoose)
+	case r.status == http.StatusForbidden:
+		// The session ended before its time (its store lost it): rejoin.
+		cr.active.Add(-1)
+		cr.rejoin(c)
 	default:
 		cr.active.Add(-1)
 		cr.finish(c)
 	}
+}
+
+// rejoin sends a customer who lost their place or session back to join,
+// at most twice.
+func (cr *crowd) rejoin(c *customer) {
+	inc(&cr.counts.PlacesLost)
+	if c.rejoins >= 2 {
+		cr.finish(c)
+		return
+	}
+	c.rejoins++
+	c.lost, c.queueID, c.access, c.tries = true, "", "", 0
+	cr.later(c, stepJoin, 500*time.Millisecond)
 }
 
 // pick returns up to n seats believed available, from a copy of the seat map
@@ -695,6 +756,11 @@ func (cr *crowd) pay(ctx context.Context, c *customer) {
 	if r.status == 0 || r.status >= 500 {
 		cr.retry(c, r, c.next)
 		return
+	}
+	if status == "succeeded" && c.next == stepPay && r.status/100 == 2 {
+		cr.paidMu.Lock()
+		cr.paid = append(cr.paid, c.orderID)
+		cr.paidMu.Unlock()
 	}
 	if c.next == stepWebhookAgain {
 		inc(&cr.counts.WebhooksTwice)

@@ -410,3 +410,29 @@ func TestFencingSurvivesLostEpoch(t *testing.T) {
 		t.Fatalf("epoch key %d, want b's %d", got, fb)
 	}
 }
+
+// Redis restarted without its data takes the fencing epoch with it: the
+// admitter was deposed by nobody, so it takes a new epoch at once and goes
+// on admitting, instead of stopping (and, without election, idling 5 s).
+func TestAdmitterSurvivesLostEpoch(t *testing.T) {
+	rdb := testenv.Redis(t)
+	st := newStore(rdb, testEvent)
+	set := testSettings()
+	joinMany(t, st, set, "c", 5)
+	a := &admitter{st: st, live: newLiveSettings(set), m: newMetrics()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = a.run(ctx, 0); close(done) }()
+	defer func() { cancel(); <-done }()
+	testenv.WaitFor(t, 5*time.Second, "5 admitted", func() bool { return liveCount(t, rdb) == 5 })
+	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	joinMany(t, st, set, "d", 5)
+	testenv.WaitFor(t, 2*time.Second, "the new joins admitted", func() bool { return liveCount(t, rdb) == 5 })
+	select {
+	case <-done:
+		t.Fatal("the admitter stopped")
+	default:
+	}
+}

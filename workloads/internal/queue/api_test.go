@@ -316,3 +316,49 @@ func TestRedisDown(t *testing.T) {
 		t.Fatalf("error code %s", r.Body)
 	}
 }
+
+// A Redis that restarted without its data no longer has the places it
+// gave: their polls answer 404 place_lost at once (not "waiting" until the
+// new queue reaches the old number), and joining again gives a new place.
+func TestPlaceLostWithRedisData(t *testing.T) {
+	redisURL, rdb := testenv.RedisDB(t)
+	cfg := testConfig(t, redisURL)
+	base := startService(t, cfg, nil)
+	tok := idToken(t, "lost")
+	r := do(t, "POST", queueURL(base), tok, nil)
+	if r.Status != 201 {
+		t.Fatalf("join: %d %s", r.Status, r.Body)
+	}
+	old := r.view(t).QueueID
+	if r := do(t, "GET", queueURL(base)+"/"+old, tok, nil); r.Status != 200 || r.view(t).Status != "waiting" {
+		t.Fatalf("poll: %d %s", r.Status, r.Body)
+	}
+	// What SHUTDOWN NOSAVE and a new server leave: nothing.
+	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 5*time.Second, "the lost place is reported", func() bool {
+		r := do(t, "GET", queueURL(base)+"/"+old, tok, nil)
+		return r.Status == 404 && r.errorCode(t) == "place_lost"
+	})
+	// Someone else joins: the queue has a generation again, still not the old one.
+	if r := do(t, "POST", queueURL(base), idToken(t, "other"), nil); r.Status != 201 {
+		t.Fatalf("join: %d %s", r.Status, r.Body)
+	}
+	time.Sleep(2 * snapshotEvery)
+	if r := do(t, "GET", queueURL(base)+"/"+old, tok, nil); r.Status != 404 || r.errorCode(t) != "place_lost" {
+		t.Fatalf("poll of a lost place after new joins: %d %s", r.Status, r.Body)
+	}
+	if r := do(t, "DELETE", queueURL(base)+"/"+old, tok, nil); r.Status != 404 {
+		t.Fatalf("leave of a lost place: %d %s", r.Status, r.Body)
+	}
+	r = do(t, "POST", queueURL(base), tok, nil)
+	if r.Status != 201 {
+		t.Fatalf("join again: %d %s", r.Status, r.Body)
+	}
+	fresh := r.view(t).QueueID
+	testenv.WaitFor(t, 5*time.Second, "the new place polls", func() bool {
+		r := do(t, "GET", queueURL(base)+"/"+fresh, tok, nil)
+		return r.Status == 200 && r.view(t).Status == "waiting"
+	})
+}

@@ -17,26 +17,26 @@ func FuzzQueueID(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(codec.encode(testEvent, "alice", postOpenBase+1), "alice", int64(postOpenBase+1))
+	f.Add(codec.encode(testEvent, "alice", postOpenBase+1, 7), "alice", int64(postOpenBase+1))
 	f.Add("", "", int64(0))
 	f.Add("AQAAAAAAAAAqABAAAAAAAAEAAAAAAAAAAAAAAAAAAAAA", "bob", int64(7))
 	f.Fuzz(func(t *testing.T, id, customer string, score int64) {
-		if s, err := codec.decode(id, testEvent, customer); err == nil {
-			if codec.encode(testEvent, customer, s) != id {
+		if s, g, err := codec.decode(id, testEvent, customer); err == nil {
+			if enc := codec.encode(testEvent, customer, s, g); len(enc) == len(id) && enc != id {
 				t.Fatalf("accepted %q, which encode does not produce", id)
 			}
 		}
 		if score < 0 {
 			return
 		}
-		enc := codec.encode(testEvent, customer, score)
-		if s, err := codec.decode(enc, testEvent, customer); err != nil || s != score {
+		enc := codec.encode(testEvent, customer, score, 7)
+		if s, g, err := codec.decode(enc, testEvent, customer); err != nil || s != score || g != 7 {
 			t.Fatalf("round trip of %d for %q: %d %v", score, customer, s, err)
 		}
-		if _, err := codec.decode(enc, testEvent, customer+"x"); err == nil {
+		if _, _, err := codec.decode(enc, testEvent, customer+"x"); err == nil {
 			t.Fatal("queueId accepted for another customer")
 		}
-		if _, err := codec.decode(enc, testEvent+1, customer); err == nil {
+		if _, _, err := codec.decode(enc, testEvent+1, customer); err == nil {
 			t.Fatal("queueId accepted for another event")
 		}
 	})

@@ -27,6 +27,7 @@ type keys struct {
 	watermark string // score of the last admitted customer
 	admitted  string // admissions so far
 	admitLog  string // LIST "customer|arrivalSeq|queueSeq" (fairness audit)
+	gen       string // this copy of the queue's generation, set by the first join
 }
 
 func keysFor(eventID int64) keys {
@@ -44,5 +45,6 @@ func keysFor(eventID int64) keys {
 		watermark: p + "watermark",
 		admitted:  p + "admitted",
 		admitLog:  zone.AdmitLogKey(eventID),
+		gen:       p + "generation",
 	}
 }

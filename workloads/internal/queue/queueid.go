@@ -11,16 +11,20 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 )
 
-// A queueId is base64url(version | eventId | score | mac) where mac is the
-// first 16 bytes of HMAC-SHA256 over the rest and the customer id. It is
-// opaque and unforgeable, carries the place (so a poll needs no Redis), and
-// is bound to the customer: another customer's queueId fails the MAC and
-// reads as not found.
+// A queueId is base64url(version | eventId | score | generation | mac)
+// where mac is the first 16 bytes of HMAC-SHA256 over the rest and the
+// customer id. It is opaque and unforgeable, carries the place (so a poll
+// needs no Redis) and the generation of the queue that gave it (so a place
+// a restarted Redis no longer has is known lost), and is bound to the
+// customer: another customer's queueId fails the MAC and reads as not found.
 const (
-	queueIDVersion = 1
-	queueIDPayload = 1 + 8 + 8
+	queueIDVersion = 2
+	queueIDPayload = 1 + 8 + 8 + 8
 	queueIDMAC     = 16
 	queueIDLen     = queueIDPayload + queueIDMAC
+	// Version 1 had no generation: still accepted, as of generation 0
+	// (unknown), so places given before an upgrade are not lost by it.
+	queueIDV1Payload = 1 + 8 + 8
 )
 
 var errBadQueueID = errors.New("bad queue id")
@@ -64,38 +68,49 @@ func (c *queueIDCodec) mac(key, payload []byte, customer string) []byte {
 	return m.Sum(nil)[:queueIDMAC]
 }
 
-// encode returns the queueId of customer's place score in event.
-func (c *queueIDCodec) encode(eventID int64, customer string, score int64) string {
+// encode returns the queueId of customer's place score in event, given by
+// the queue of generation gen.
+func (c *queueIDCodec) encode(eventID int64, customer string, score int64, gen uint64) string {
 	var b [queueIDLen]byte
 	b[0] = queueIDVersion
 	binary.BigEndian.PutUint64(b[1:9], uint64(eventID))
 	binary.BigEndian.PutUint64(b[9:17], uint64(score))
+	binary.BigEndian.PutUint64(b[17:25], gen)
 	copy(b[queueIDPayload:], c.mac(c.keys[0], b[:queueIDPayload], customer))
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// decode verifies id for customer and event and returns the place's score.
-func (c *queueIDCodec) decode(id string, eventID int64, customer string) (int64, error) {
-	if len(id) != base64.RawURLEncoding.EncodedLen(queueIDLen) {
-		return 0, errBadQueueID
+// decode verifies id for customer and event and returns the place's score
+// and generation.
+func (c *queueIDCodec) decode(id string, eventID int64, customer string) (int64, uint64, error) {
+	payload := queueIDPayload
+	switch len(id) {
+	case base64.RawURLEncoding.EncodedLen(queueIDLen):
+	case base64.RawURLEncoding.EncodedLen(queueIDV1Payload + queueIDMAC):
+		payload = queueIDV1Payload
+	default:
+		return 0, 0, errBadQueueID
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(id)
-	if err != nil || len(b) != queueIDLen || b[0] != queueIDVersion {
-		return 0, errBadQueueID
+	if err != nil || len(b) != payload+queueIDMAC || (b[0] != queueIDVersion && payload == queueIDPayload) || (b[0] != 1 && payload == queueIDV1Payload) {
+		return 0, 0, errBadQueueID
 	}
 	ok := false
 	for _, k := range c.keys {
-		if hmac.Equal(b[queueIDPayload:], c.mac(k, b[:queueIDPayload], customer)) {
+		if hmac.Equal(b[payload:], c.mac(k, b[:payload], customer)) {
 			ok = true
 			break
 		}
 	}
 	if !ok || int64(binary.BigEndian.Uint64(b[1:9])) != eventID {
-		return 0, errBadQueueID
+		return 0, 0, errBadQueueID
 	}
 	score := int64(binary.BigEndian.Uint64(b[9:17]))
 	if score < 0 {
-		return 0, errBadQueueID
+		return 0, 0, errBadQueueID
 	}
-	return score, nil
+	if payload == queueIDV1Payload {
+		return score, 0, nil
+	}
+	return score, binary.BigEndian.Uint64(b[17:25]), nil
 }

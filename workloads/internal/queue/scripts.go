@@ -9,23 +9,31 @@ import "github.com/redis/go-redis/v9"
 // token not yet claimed), c (claimed) or l (left).
 
 // joinScript gives the customer a place, or returns the place they have.
-// KEYS: customers, queue, arrival, fifo, active.
-// ARGV: customer, salesOpenMs, preQueue (shuffle|fifo), randomKey, postOpenBase.
-// Returns {created 0|1, state, arrivalSeq, score}.
+// KEYS: customers, queue, arrival, fifo, active, generation.
+// ARGV: customer, salesOpenMs, preQueue (shuffle|fifo), randomKey, postOpenBase, newGeneration.
+// Returns {created 0|1, state, arrivalSeq, score, generation}. The
+// generation names this Redis's copy of the queue: a Redis that lost its
+// data has none until the next join sets a new one, so places handed out
+// before the loss can be told apart from places that exist.
 var joinScript = redis.NewScript(joinSource)
 
 const joinSource = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local gen = redis.call('GET', KEYS[6])
+if not gen then
+  gen = ARGV[6]
+  redis.call('SET', KEYS[6], gen)
+end
 local rec = redis.call('HGET', KEYS[1], ARGV[1])
 local arr
 if rec then
   local st, a, sc, sid = string.match(rec, '^(%a)|(%d+)|(%d+)|(.*)$')
   arr = a
-  if st == 'w' then return {0, st, a, sc} end
+  if st == 'w' then return {0, st, a, sc, gen} end
   if st == 'a' or st == 'c' then
     local exp = redis.call('ZSCORE', KEYS[5], sid)
-    if exp and tonumber(exp) > now then return {0, st, a, sc} end
+    if exp and tonumber(exp) > now then return {0, st, a, sc, gen} end
   end
 else
   arr = string.format('%d', redis.call('INCR', KEYS[3]))
@@ -38,7 +46,7 @@ else
 end
 redis.call('ZADD', KEYS[2], score, ARGV[1])
 redis.call('HSET', KEYS[1], ARGV[1], 'w|' .. arr .. '|' .. score .. '|')
-return {1, 'w', arr, score}
+return {1, 'w', arr, score, gen}
 `
 
 // joinManyScript is joinScript for several customers in one call: the
@@ -46,21 +54,26 @@ return {1, 'w', arr, score}
 // order they arrived in and a customer twice in one batch gets one place
 // (the repeat answers created 0). Sequences are taken with one INCRBY and
 // the places written with one ZADD and one HSET for the whole batch.
-// KEYS: as joinScript. ARGV: salesOpenMs, preQueue, postOpenBase, then
-// (customer, randomKey) pairs. Returns {created, state, arrivalSeq, score}
-// per customer, flattened.
+// KEYS: as joinScript. ARGV: salesOpenMs, preQueue, postOpenBase,
+// newGeneration, then (customer, randomKey) pairs. Returns {created, state,
+// arrivalSeq, score} per customer, flattened, then the generation.
 var joinManyScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local open = now >= tonumber(ARGV[1])
+local gen = redis.call('GET', KEYS[6])
+if not gen then
+  gen = ARGV[4]
+  redis.call('SET', KEYS[6], gen)
+end
 -- Pass 1: who keeps a place, who is new; repeats in the batch follow the
 -- first occurrence.
-local n = (#ARGV - 3) / 2
+local n = (#ARGV - 4) / 2
 local kind, arr, sc, st = {}, {}, {}, {}
 local first = {}
 local newCount, placeCount = 0, 0
 for k = 1, n do
-  local c = ARGV[2 + 2 * k]
+  local c = ARGV[3 + 2 * k]
   if first[c] then
     kind[k] = 'dup'
   else
@@ -90,7 +103,7 @@ local nextFifo = 0
 if open and placeCount > 0 then nextFifo = redis.call('INCRBY', KEYS[4], placeCount) - placeCount end
 local zadd, hset, out = {}, {}, {}
 for k = 1, n do
-  local c = ARGV[2 + 2 * k]
+  local c = ARGV[3 + 2 * k]
   if kind[k] == 'new' then
     nextArr = nextArr + 1
     arr[k] = string.format('%d', nextArr)
@@ -98,7 +111,7 @@ for k = 1, n do
   if kind[k] == 'new' or kind[k] == 'place' then
     local score
     if not open then
-      if ARGV[2] == 'fifo' then score = arr[k] else score = ARGV[3 + 2 * k] end
+      if ARGV[2] == 'fifo' then score = arr[k] else score = ARGV[4 + 2 * k] end
     else
       nextFifo = nextFifo + 1
       score = string.format('%.0f', tonumber(ARGV[3]) + nextFifo)
@@ -124,6 +137,7 @@ if #zadd > 0 then
   redis.call('ZADD', KEYS[2], unpack(zadd))
   redis.call('HSET', KEYS[1], unpack(hset))
 end
+table.insert(out, gen)
 return out
 `)
 
@@ -224,9 +238,9 @@ return 1
 // length, active sessions, admissions, inventory (remaining, held, sold),
 // the admission watermark and up to ARGV[1]+1 (rank, score) samples of the
 // queue.
-// KEYS: queue, active, admitted, remaining, watermark, inventory.
+// KEYS: queue, active, admitted, remaining, watermark, inventory, generation.
 // Returns {waiting, active, admitted, remaining or empty, watermark or empty, nowMs,
-// held or empty, sold or empty, rank1, score1, ...}.
+// held or empty, sold or empty, generation or empty, rank1, score1, ...}.
 var snapshotScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -234,7 +248,7 @@ local n = redis.call('ZCARD', KEYS[1])
 local active = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
 local inv = redis.call('HMGET', KEYS[6], 'held', 'sold')
 local out = {n, active, redis.call('GET', KEYS[3]) or '0', redis.call('GET', KEYS[4]) or '', redis.call('GET', KEYS[5]) or '', string.format('%.0f', now),
-  inv[1] or '', inv[2] or ''}
+  inv[1] or '', inv[2] or '', redis.call('GET', KEYS[7]) or ''}
 if n > 0 then
   local samples = tonumber(ARGV[1])
   local step = math.max(1, math.ceil(n / samples))

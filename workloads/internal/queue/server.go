@@ -222,6 +222,10 @@ func (s *service) routes() *httpapi.Mux {
 	return mux
 }
 
+// errPlaceLost answers a queueId from a queue Redis no longer has (it
+// restarted without its data): the place is gone, joining again gives a new one.
+var errPlaceLost = &httpapi.Error{Status: http.StatusNotFound, Code: "place_lost", Message: "the queue lost this place; join again"}
+
 var errBadCustomer = httpapi.Errorf(http.StatusBadRequest, "bad_customer", "customer ids must not contain '|'")
 
 // handle maps errors to statuses in one place and records the request.
@@ -324,7 +328,7 @@ func (s *service) join(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v := view{QueueID: s.ids.encode(s.cfg.EventID, customer, p.Score)}
+	v := view{QueueID: s.ids.encode(s.cfg.EventID, customer, p.Score, p.Gen)}
 	if p.State == "w" {
 		s.waitingView(&v, p.Score)
 	} else {
@@ -385,7 +389,8 @@ func pollAfter(waitSeconds float64) int {
 }
 
 // place checks the event and the identity token and returns the customer
-// and the place their queueId carries: a queueId of someone else is 404.
+// and the place their queueId carries: a queueId of someone else is 404,
+// and so is one of a generation the queue's Redis no longer holds.
 func (s *service) place(r *http.Request) (customer string, score int64, err error) {
 	if err := s.event(r); err != nil {
 		return "", 0, err
@@ -393,8 +398,28 @@ func (s *service) place(r *http.Request) (customer string, score int64, err erro
 	if customer, err = s.customer(r); err != nil {
 		return "", 0, err
 	}
-	score, err = s.ids.decode(r.PathValue("queueId"), s.cfg.EventID, customer)
-	return customer, score, err
+	score, gen, err := s.ids.decode(r.PathValue("queueId"), s.cfg.EventID, customer)
+	if err != nil {
+		return "", 0, err
+	}
+	snap := s.snap.Load()
+	if !snap.Valid || time.Since(snap.Fetched) > staleAfter {
+		return "", 0, fmt.Errorf("%w: queue snapshot is stale", zone.ErrUnavailable)
+	}
+	if gen != 0 && gen != snap.Gen {
+		// The snapshot may predate the join that set the generation: only
+		// Redis itself can tell a lost place (a rare call, around a restart).
+		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+		defer cancel()
+		cur, err := s.st.generation(ctx)
+		if err != nil {
+			return "", 0, err
+		}
+		if cur != gen {
+			return "", 0, errPlaceLost
+		}
+	}
+	return customer, score, nil
 }
 
 func (s *service) poll(w http.ResponseWriter, r *http.Request) error {
@@ -403,9 +428,6 @@ func (s *service) poll(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	snap := s.snap.Load()
-	if !snap.Valid || time.Since(snap.Fetched) > staleAfter {
-		return fmt.Errorf("%w: queue snapshot is stale", zone.ErrUnavailable)
-	}
 	v := view{}
 	if snap.Watermark < 0 || score > snap.Watermark {
 		// Steady state: still behind the admission watermark, no Redis.

@@ -36,6 +36,7 @@ type place struct {
 	State   string // w, a or c
 	Arrival int64
 	Score   int64
+	Gen     uint64 // the queue's generation (see joinScript)
 }
 
 // join gives customer a place, or returns the one they hold.
@@ -49,15 +50,16 @@ func (s *store) join(ctx context.Context, customer string, set Settings) (place,
 		mode = "fifo"
 	}
 	res, err := joinScript.Run(ctx, s.rdb,
-		[]string{s.k.customers, s.k.queue, s.k.arrival, s.k.fifo, s.k.active},
-		customer, openMs, mode, randomKey(), strconv.FormatInt(postOpenBase, 10)).Slice()
+		[]string{s.k.customers, s.k.queue, s.k.arrival, s.k.fifo, s.k.active, s.k.gen},
+		customer, openMs, mode, randomKey(), strconv.FormatInt(postOpenBase, 10), newGeneration()).Slice()
 	if err != nil {
 		return place{}, unavailable("join", err)
 	}
-	if len(res) != 4 {
+	if len(res) != 5 {
 		return place{}, fmt.Errorf("join script: unexpected reply %v", res)
 	}
-	p := place{Created: toInt(res[0]) == 1, State: toString(res[1]), Arrival: toInt(res[2]), Score: toInt(res[3])}
+	p := place{Created: toInt(res[0]) == 1, State: toString(res[1]), Arrival: toInt(res[2]), Score: toInt(res[3]),
+		Gen: parseGeneration(res[4])}
 	return p, nil
 }
 
@@ -69,6 +71,31 @@ func randomKey() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return strconv.FormatUint(binary.BigEndian.Uint64(b[:])%maxShuffleKey, 10)
+}
+
+// newGeneration draws a generation: a random non-zero 63-bit number.
+func newGeneration() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return strconv.FormatUint(binary.BigEndian.Uint64(b[:])>>1|1, 10)
+}
+
+// parseGeneration reads a generation; 0 means none.
+func parseGeneration(v any) uint64 {
+	g, _ := strconv.ParseUint(toString(v), 10, 64)
+	return g
+}
+
+// generation reads the queue's generation; 0 when Redis has none.
+func (s *store) generation(ctx context.Context) (uint64, error) {
+	v, err := s.rdb.Get(ctx, s.k.gen).Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, unavailable("generation", err)
+	}
+	return parseGeneration(v), nil
 }
 
 // claim reads the session of an admitted customer; the first call starts
@@ -167,29 +194,31 @@ type state struct {
 	Waiting   int64
 	Active    int64
 	Admitted  int64
-	Remaining int64 // -1 when unknown
-	Held      int64 // seats HELD, -1 when unknown (booking has not published it)
-	Sold      int64 // seats SOLD, -1 when unknown
-	Watermark int64 // -1 before the first admission
+	Remaining int64  // -1 when unknown
+	Held      int64  // seats HELD, -1 when unknown (booking has not published it)
+	Sold      int64  // seats SOLD, -1 when unknown
+	Watermark int64  // -1 before the first admission
+	Gen       uint64 // the queue's generation; 0 when Redis has none (lost, or nobody joined yet)
 	Now       time.Time
 	Samples   []sample
 }
 
 func (s *store) read(ctx context.Context, samples int) (state, error) {
 	res, err := snapshotScript.Run(ctx, s.rdb,
-		[]string{s.k.queue, s.k.active, s.k.admitted, s.k.remaining, s.k.watermark, s.k.inventory}, samples).Slice()
+		[]string{s.k.queue, s.k.active, s.k.admitted, s.k.remaining, s.k.watermark, s.k.inventory, s.k.gen}, samples).Slice()
 	if err != nil {
 		return state{}, unavailable("snapshot", err)
 	}
-	if len(res) < 8 {
+	if len(res) < 9 {
 		return state{}, fmt.Errorf("snapshot script: unexpected reply %v", res)
 	}
 	st := state{Waiting: toInt(res[0]), Active: toInt(res[1]), Admitted: toInt(res[2]),
-		Remaining: optInt(res[3]), Held: optInt(res[6]), Sold: optInt(res[7]), Watermark: -1, Now: time.UnixMilli(toInt(res[5]))}
+		Remaining: optInt(res[3]), Held: optInt(res[6]), Sold: optInt(res[7]), Watermark: -1, Now: time.UnixMilli(toInt(res[5])),
+		Gen: parseGeneration(res[8])}
 	if v := toString(res[4]); v != "" {
 		st.Watermark = toInt(v)
 	}
-	for i := 8; i+1 < len(res); i += 2 {
+	for i := 9; i+1 < len(res); i += 2 {
 		st.Samples = append(st.Samples, sample{Rank: toInt(res[i]), Score: toInt(res[i+1])})
 	}
 	return st, nil

@@ -163,7 +163,7 @@ func (s *Service) orderTickets(w http.ResponseWriter, r *http.Request) error {
 	}
 	ts, err := ForOrder(r.Context(), s.pool, orderID)
 	if err != nil {
-		return err
+		return httpapi.DatabaseError(err)
 	}
 	if len(ts) == 0 || ts[0].CustomerID != customer {
 		return httpapi.Errorf(http.StatusNotFound, "not_found", "no tickets for this order (yet)")

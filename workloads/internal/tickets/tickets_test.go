@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/ticketfair/ticketfair/internal/localsvc"
 	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
@@ -546,4 +547,27 @@ func captureLogs(t testing.TB) *syncBuffer {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(&b, nil)))
 	t.Cleanup(func() { slog.SetDefault(prev) })
 	return &b
+}
+
+// A database that is down (restarting, unreachable) answers 503 with
+// Retry-After, so the client polls again, not a 500.
+func TestTicketsWhileDatabaseDown(t *testing.T) {
+	port, err := localsvc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokers := testenv.KafkaBrokers(t, events.TopicTicketIssued)
+	s := startRun(t, testConfig(t, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/ticketfair?sslmode=disable&connect_timeout=2", port), brokers))
+	req, _ := http.NewRequest(http.MethodGet, s.base+"/orders/"+order(1, 1).OrderID+"/tickets", nil)
+	req.Header.Set("Authorization", "Bearer "+token(t, order(1, 1).CustomerID))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), `"unavailable"`) {
+		t.Fatalf("tickets with the database down: %d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	_ = s.stop()
 }

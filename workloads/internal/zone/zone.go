@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -50,16 +49,25 @@ func (i Inventory) Remaining() int64 { return i.Available + i.Held }
 // ErrUnavailable wraps Redis failures.
 var ErrUnavailable = errors.New("redis unavailable")
 
+// sessionActiveScript compares the session's expiry with Redis's clock, the
+// one the queue's scripts set it by, so a booking replica whose own clock
+// runs ahead or behind judges sessions exactly as the queue does.
+// KEYS: active. ARGV: session id. Returns 1 when active.
+var sessionActiveScript = redis.NewScript(`
+local exp = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not exp then return 0 end
+local t = redis.call('TIME')
+if tonumber(exp) > tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then return 1 end
+return 0
+`)
+
 // SessionActive reports whether session sid of the event is still active.
 func SessionActive(ctx context.Context, rdb redis.UniversalClient, eventID int64, sid string) (bool, error) {
-	score, err := rdb.ZScore(ctx, ActiveKey(eventID), sid).Result()
-	if errors.Is(err, redis.Nil) {
-		return false, nil
-	}
+	n, err := sessionActiveScript.Run(ctx, rdb, []string{ActiveKey(eventID)}, sid).Int()
 	if err != nil {
 		return false, fmt.Errorf("%w: check session: %v", ErrUnavailable, err)
 	}
-	return int64(score) > time.Now().UnixMilli(), nil
+	return n == 1, nil
 }
 
 // ReleaseSession frees the slots of sessions at once (after a purchase,

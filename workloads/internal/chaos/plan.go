@@ -1,0 +1,220 @@
+// Package chaos runs a fault plan against a local sale while its crowd
+// buys: it kills and restarts service processes, restarts Redis and
+// PostgreSQL, takes the broker down and degrades the network between the
+// services and their stores, records when each fault was in force, and
+// tells which requests each fault failed.
+package chaos
+
+import (
+	"bufio"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Kind is what a fault does.
+type Kind string
+
+// The faults a plan can hold.
+const (
+	// Kill SIGKILLs a service process and starts it again after For.
+	// Targets: queue-admitter (the queue replica whose admitter runs),
+	// queue-2, booking, booking-2, relay, tickets.
+	Kill Kind = "kill"
+	// RedisRestart shuts Redis down without saving (SHUTDOWN NOSAVE) and
+	// starts a new server on the same port after For: every place,
+	// session and counter is lost.
+	RedisRestart Kind = "redis-restart"
+	// RedisRestartAOF turns the append-only file on, then does the same:
+	// the new server reloads everything.
+	RedisRestartAOF Kind = "redis-restart-aof"
+	// PostgresRestart is `pg_ctl restart -m fast`.
+	PostgresRestart Kind = "pg-restart"
+	// BrokerOutage stops the Kafka-protocol broker for For, then starts it
+	// again on the same port with its data.
+	BrokerOutage Kind = "broker-outage"
+	// Latency adds Latency to every round trip through a proxy for For.
+	Latency Kind = "latency"
+	// Blackhole swallows every byte through a proxy for For.
+	Blackhole Kind = "blackhole"
+	// Reset resets every connection through a proxy, every 500 ms for For.
+	Reset Kind = "reset"
+)
+
+// The proxied links network faults apply to.
+const (
+	BookingPostgres = "booking-postgres"
+	QueueRedis      = "queue-redis"
+)
+
+// Fault is one line of a plan.
+type Fault struct {
+	At      time.Duration // after sales open
+	Kind    Kind
+	Target  string
+	For     time.Duration
+	Latency time.Duration
+}
+
+func (f Fault) String() string {
+	s := fmt.Sprintf("%-6s %s", f.At, f.Kind)
+	if f.Target != "" {
+		s += " " + f.Target
+	}
+	if f.For > 0 {
+		s += " for=" + f.For.String()
+	}
+	if f.Latency > 0 {
+		s += " latency=" + f.Latency.String()
+	}
+	return s
+}
+
+// Plan is a list of faults in time order.
+type Plan struct {
+	Faults []Fault
+}
+
+// End is when the last fault is over, after sales open.
+func (p Plan) End() time.Duration {
+	var end time.Duration
+	for _, f := range p.Faults {
+		end = max(end, f.At+f.For)
+	}
+	return end
+}
+
+func (p Plan) String() string {
+	var b strings.Builder
+	for _, f := range p.Faults {
+		b.WriteString(f.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+var killTargets = map[string]bool{"queue-admitter": true, "queue": true, "queue-2": true, "booking": true, "booking-2": true, "relay": true, "tickets": true}
+
+// Parse reads a plan: one fault a line, "<at> <fault> [target] [for=<d>]
+// [latency=<d>]", at being the time after sales open; '#' starts a comment.
+func Parse(text string) (Plan, error) {
+	var p Plan
+	sc := bufio.NewScanner(strings.NewReader(text))
+	n := 0
+	for sc.Scan() {
+		n++
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if len(fields) < 2 {
+			return p, fmt.Errorf("plan line %d: want \"<at> <fault> [target] [for=<d>] [latency=<d>]\"", n)
+		}
+		at, err := time.ParseDuration(fields[0])
+		if err != nil || at < 0 {
+			return p, fmt.Errorf("plan line %d: %q is not a time after opening", n, fields[0])
+		}
+		f := Fault{At: at, Kind: Kind(fields[1])}
+		for _, kv := range fields[2:] {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				if f.Target != "" {
+					return p, fmt.Errorf("plan line %d: two targets %q and %q", n, f.Target, kv)
+				}
+				f.Target = kv
+				continue
+			}
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return p, fmt.Errorf("plan line %d: %s=%q is not a positive duration", n, k, v)
+			}
+			switch k {
+			case "for":
+				f.For = d
+			case "latency":
+				f.Latency = d
+			default:
+				return p, fmt.Errorf("plan line %d: unknown setting %q", n, k)
+			}
+		}
+		if err := f.validate(); err != nil {
+			return p, fmt.Errorf("plan line %d: %w", n, err)
+		}
+		p.Faults = append(p.Faults, f)
+	}
+	sort.SliceStable(p.Faults, func(i, j int) bool { return p.Faults[i].At < p.Faults[j].At })
+	return p, sc.Err()
+}
+
+func (f *Fault) validate() error {
+	switch f.Kind {
+	case Kill:
+		if !killTargets[f.Target] {
+			return fmt.Errorf("kill: target %q is none of queue-admitter, queue, queue-2, booking, booking-2, relay, tickets", f.Target)
+		}
+		if f.For == 0 {
+			f.For = 2 * time.Second
+		}
+	case RedisRestart, RedisRestartAOF, PostgresRestart:
+		if f.Target != "" {
+			return fmt.Errorf("%s takes no target", f.Kind)
+		}
+	case BrokerOutage:
+		if f.Target != "" || f.For == 0 {
+			return fmt.Errorf("broker-outage takes for=<d> and no target")
+		}
+	case Latency, Blackhole, Reset:
+		if f.Target != BookingPostgres && f.Target != QueueRedis {
+			return fmt.Errorf("%s: target %q is neither %s nor %s", f.Kind, f.Target, BookingPostgres, QueueRedis)
+		}
+		if f.For == 0 {
+			return fmt.Errorf("%s needs for=<d>", f.Kind)
+		}
+		if f.Kind == Latency && f.Latency == 0 {
+			return fmt.Errorf("latency needs latency=<d>")
+		}
+	default:
+		return fmt.Errorf("unknown fault %q", f.Kind)
+	}
+	return nil
+}
+
+// DefaultPlan holds every fault, one at a time, at full length: `make chaos`.
+const DefaultPlan = `# at   fault              target            settings
+5s     kill               queue-admitter    for=3s
+15s    kill               booking           for=3s
+25s    kill               relay             for=3s
+35s    kill               tickets           for=3s
+45s    redis-restart                        # SHUTDOWN NOSAVE, a new empty server
+60s    pg-restart                           # pg_ctl restart -m fast
+75s    broker-outage                        for=15s
+95s    latency            booking-postgres  for=10s latency=500ms
+110s   blackhole          booking-postgres  for=10s
+125s   reset              booking-postgres  for=5s
+135s   latency            queue-redis       for=10s latency=500ms
+150s   blackhole          queue-redis       for=10s
+165s   reset              queue-redis       for=5s
+175s   kill               booking-2         for=3s
+185s   kill               queue-admitter    for=3s
+195s   redis-restart-aof                    # with the append-only file: nothing is lost
+`
+
+// SmallPlan holds every fault once, shortened: the sale test in CI.
+const SmallPlan = `# at   fault              target            settings
+2s     kill               queue-admitter    for=1s
+6s     kill               booking           for=1s
+9s     kill               relay             for=1s
+12s    kill               tickets           for=1s
+15s    redis-restart
+20s    pg-restart
+25s    broker-outage                        for=5s
+31s    latency            booking-postgres  for=3s latency=500ms
+35s    blackhole          booking-postgres  for=3s
+39s    reset              booking-postgres  for=2s
+42s    latency            queue-redis       for=3s latency=500ms
+46s    blackhole          queue-redis       for=3s
+50s    reset              queue-redis       for=2s
+53s    redis-restart-aof
+`
