@@ -19,10 +19,15 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
+	"github.com/ticketfair/ticketfair/workloads/internal/openapitest"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/openapi"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
+
+// bookingAPI checks every exchange of the tests against the served document.
+var bookingAPI = openapitest.MustLoad(openapi.Booking)
 
 const (
 	testEvent        = 7
@@ -209,10 +214,13 @@ func (e *env) do(method, path string, body any, headers ...string) response {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := bookingAPI.Client(e.t).Do(req)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/openapi"
 )
 
 // QueueTokenHeader carries the queue's access token.
@@ -159,6 +160,7 @@ func (s *service) routes() http.Handler {
 		return nil
 	}))
 	mux.Handle("GET /readyz", httpapi.HandlerFunc(s.readyz))
+	mux.Handle("GET "+openapi.Path, openapi.Handler(openapi.Booking))
 	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.Handle("/", httpapi.NotFoundHandler())
 	return mux

@@ -18,9 +18,14 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/internal/openapitest"
+	"github.com/ticketfair/ticketfair/workloads/openapi"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
+
+// queueAPI checks every exchange of the tests against the served document.
+var queueAPI = openapitest.MustLoad(openapi.Queue)
 
 const (
 	testEvent  = 42
@@ -148,7 +153,10 @@ func do(t testing.TB, method, url, token string, body []byte) reply {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := httpClient.Do(req)
+	if len(body) > 0 {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := queueAPI.Client(t).Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/openapi"
 	"github.com/ticketfair/ticketfair/workloads/queuestats"
 )
 
@@ -201,6 +202,7 @@ func (s *service) routes() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		return json.NewEncoder(w).Encode(s.keys.JWKS())
 	}))
+	mux.Handle("GET "+openapi.Path, openapi.Handler(openapi.Queue))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		// Not ready without a fresh snapshot: polls would answer 503.

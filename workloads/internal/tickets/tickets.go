@@ -21,6 +21,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/openapi"
 )
 
 // KeysPath is where the ticket code verification keys are published.
@@ -123,6 +124,7 @@ func (s *Service) Handler() http.Handler {
 		httpapi.WriteJSON(w, http.StatusOK, s.keys.JWKS())
 		return nil
 	}))
+	mux.Handle("GET "+openapi.Path, openapi.Handler(openapi.Tickets))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
