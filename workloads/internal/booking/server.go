@@ -560,13 +560,21 @@ func (s *service) sweepOnce(ctx context.Context) {
 	}
 	if err != nil {
 		s.metrics.sweeps.WithLabelValues("error").Inc()
+		s.metrics.depErrors.WithLabelValues("database").Inc()
 		slog.WarnContext(ctx, "sweep failed", "err", err)
 		return
 	}
 	inv, err := s.store.Inventory(ctx)
-	if err == nil {
+	if err != nil {
+		s.metrics.depErrors.WithLabelValues("database").Inc()
+	} else {
 		s.metrics.remaining.Set(float64(inv.Remaining()))
-		err = zone.PublishInventory(ctx, s.rdb, s.cfg.EventID, inv)
+		s.metrics.seats.WithLabelValues("available").Set(float64(inv.Available))
+		s.metrics.seats.WithLabelValues("held").Set(float64(inv.Held))
+		s.metrics.seats.WithLabelValues("sold").Set(float64(inv.Sold))
+		if err = zone.PublishInventory(ctx, s.rdb, s.cfg.EventID, inv); err != nil {
+			s.metrics.depErrors.WithLabelValues("session_store").Inc()
+		}
 	}
 	if err != nil {
 		s.metrics.sweeps.WithLabelValues("error").Inc()
@@ -574,4 +582,5 @@ func (s *service) sweepOnce(ctx context.Context) {
 		return
 	}
 	s.metrics.sweeps.WithLabelValues("ok").Inc()
+	s.metrics.lastSweep.SetToCurrentTime()
 }

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,9 @@ type Error struct {
 	RetryAfter time.Duration
 	Extra      map[string]any
 	Err        error // the cause, logged but not shown
+	// Dependency names what was unavailable (Unavailable's what), for the
+	// services' dependency error metrics.
+	Dependency string
 }
 
 func (e *Error) Error() string {
@@ -56,7 +60,8 @@ var (
 // Unavailable wraps a dependency failure as 503 with Retry-After.
 func Unavailable(what string, err error) *Error {
 	return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable",
-		Message: what + " is unavailable, try again shortly", RetryAfter: 2 * time.Second, Err: err}
+		Message: what + " is unavailable, try again shortly", RetryAfter: 2 * time.Second, Err: err,
+		Dependency: strings.ReplaceAll(strings.TrimPrefix(what, "the "), " ", "_")}
 }
 
 // WriteError writes err as {"error": {"code": ..., "message": ...}}. Errors

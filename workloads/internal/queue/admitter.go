@@ -34,6 +34,7 @@ func (a *admitter) run(ctx context.Context) error {
 		}
 	}
 	slog.Info("admitter started", "event", a.st.eventID, "epoch", epoch)
+	a.m.epoch.Set(float64(epoch))
 	a.m.leader.Set(1)
 	defer a.m.leader.Set(0)
 	timer := time.NewTimer(0)
