@@ -72,6 +72,22 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 	}
 	m.reg.MustRegister(m.holds, m.confirms, m.refunds, m.sweeps, m.sweptRows, m.remaining, m.seats, m.lastSweep, m.depErrors, m.reqDuration, m.holdDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Exposed at 0 from the start, so rates and alerts see the first event.
+	for _, r := range []string{"ok", "conflict", "limit", "rejected", "error"} {
+		m.holds.WithLabelValues(r)
+	}
+	for _, r := range []string{"paid", "refund", "replay", "rejected", "error"} {
+		m.confirms.WithLabelValues(r)
+	}
+	for _, r := range []string{ReasonSeatTaken, ReasonAmountMismatch} {
+		m.refunds.WithLabelValues(r)
+	}
+	for _, d := range []string{"database", "session_store"} {
+		m.depErrors.WithLabelValues(d)
+	}
+	for _, r := range []string{"ok", "error"} {
+		m.sweeps.WithLabelValues(r)
+	}
 	poolGauge := func(name, help string, f func(*pgxpool.Stat) float64) {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ticketfair_booking_db_pool_" + name, Help: help},
 			func() float64 { return f(pool.Stat()) }))

@@ -49,6 +49,10 @@ type Options struct {
 	Seed         uint64
 	Out          io.Writer // progress and the report
 	EventID      int64
+	// Observe, when set, is called once the workloads are ready with each
+	// one's base URL (its /metrics included); the function it returns is
+	// called after the report, while they still run.
+	Observe func(ctx context.Context, urls map[string]string) func()
 }
 
 // DefaultOptions finish in about two minutes on a 2-core machine.
@@ -98,7 +102,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := s.startWorkloads(ctx); err != nil {
 		return nil, err
 	}
-	return s.run(ctx, profile)
+	if o.Observe == nil {
+		return s.run(ctx, profile)
+	}
+	urls := map[string]string{}
+	for name, p := range s.procs {
+		urls[name] = p.url
+	}
+	done := o.Observe(ctx, urls)
+	rep, err := s.run(ctx, profile)
+	done()
+	return rep, err
 }
 
 // sale is the state of one local sale.

@@ -49,5 +49,9 @@ func newMetrics() *metrics {
 	}
 	m.reg.MustRegister(m.requests, m.redisErrors, m.waiting, m.active, m.admitted, m.rate, m.leader, m.epoch, m.maxActive, m.salesOpen, m.tickSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Exposed at 0 from the start, so rates and alerts see the first error.
+	for _, op := range []string{"join", "poll", "leave", "stats", "snapshot", "epoch", "admit"} {
+		m.redisErrors.WithLabelValues(op)
+	}
 	return m
 }
