@@ -17,18 +17,20 @@ import (
 // metrics live on the service's own registry, so several services can run
 // in one process (the local sale).
 type metrics struct {
-	reg          *prometheus.Registry
-	holds        *prometheus.CounterVec
-	confirms     *prometheus.CounterVec
-	refunds      *prometheus.CounterVec
-	sweeps       *prometheus.CounterVec
-	sweptRows    *prometheus.CounterVec
-	remaining    prometheus.Gauge
-	seats        *prometheus.GaugeVec
-	lastSweep    prometheus.Gauge
-	depErrors    *prometheus.CounterVec
-	reqDuration  *prometheus.HistogramVec
-	holdDuration prometheus.Histogram
+	reg       *prometheus.Registry
+	holds     *prometheus.CounterVec
+	confirms  *prometheus.CounterVec
+	refunds   *prometheus.CounterVec
+	sweeps    *prometheus.CounterVec
+	sweptRows *prometheus.CounterVec
+	remaining prometheus.Gauge
+	seats     *prometheus.GaugeVec
+	lastSweep prometheus.Gauge
+	depErrors *prometheus.CounterVec
+	// providerRefunds counts refunds the payment provider reports (Stripe's charge.refunded).
+	providerRefunds *prometheus.CounterVec
+	reqDuration     *prometheus.HistogramVec
+	holdDuration    prometheus.Histogram
 }
 
 func newMetrics(pool *pgxpool.Pool) *metrics {
@@ -61,6 +63,9 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 		depErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ticketfair_booking_dependency_errors_total", Help: "Requests and sweeps that failed because a dependency (database, session store) was unavailable.",
 		}, []string{"dependency"}),
+		providerRefunds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ticketfair_booking_provider_refunds_total", Help: "Refunds the payment provider reported, by the order's status (REFUND_REQUIRED: asked for; PAID: made outside ticketfair).",
+		}, []string{"order_status"}),
 		reqDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "ticketfair_booking_http_request_duration_seconds", Help: "HTTP request latency by route and status.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
@@ -70,7 +75,7 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 		}),
 	}
-	m.reg.MustRegister(m.holds, m.confirms, m.refunds, m.sweeps, m.sweptRows, m.remaining, m.seats, m.lastSweep, m.depErrors, m.reqDuration, m.holdDuration,
+	m.reg.MustRegister(m.holds, m.confirms, m.refunds, m.sweeps, m.sweptRows, m.remaining, m.seats, m.lastSweep, m.depErrors, m.providerRefunds, m.reqDuration, m.holdDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Exposed at 0 from the start, so rates and alerts see the first event.
 	for _, r := range []string{"ok", "conflict", "limit", "rejected", "error"} {

@@ -38,16 +38,18 @@ const QueueTokenHeader = "X-Queue-Token"
 
 // service is the HTTP side of the booking service.
 type service struct {
-	cfg      config.Booking
-	store    *Store
-	pool     *pgxpool.Pool
-	rdb      redis.UniversalClient
-	keys     *keySource
-	ident    *identity.Verifier // nil: identity tokens not configured
-	secrets  []string
-	metrics  *metrics
-	seatMap  *seatCache
-	migrated atomic.Bool
+	cfg     config.Booking
+	store   *Store
+	pool    *pgxpool.Pool
+	rdb     redis.UniversalClient
+	keys    *keySource
+	ident   *identity.Verifier // nil: identity tokens not configured
+	secrets []string
+	// stripeSecrets verify the Stripe-shaped webhook (stripe.go).
+	stripeSecrets []string
+	metrics       *metrics
+	seatMap       *seatCache
+	migrated      atomic.Bool
 
 	bg    sync.WaitGroup // session releases in flight
 	bgCtx context.Context
@@ -124,6 +126,11 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 			s.secrets = append(s.secrets, sec)
 		}
 	}
+	for _, sec := range strings.Split(cfg.StripeWebhookSecrets, ",") {
+		if sec = strings.TrimSpace(sec); sec != "" {
+			s.stripeSecrets = append(s.stripeSecrets, sec)
+		}
+	}
 	if cfg.IdentityHMACSecret != "" || cfg.IdentityJWKSURL != "" {
 		if s.ident, err = identity.New(ctx, cfg.Identity); err != nil {
 			return fmt.Errorf("booking: %w", err)
@@ -153,6 +160,7 @@ func (s *service) routes() http.Handler {
 	handle("POST /events/{eventId}/holds", s.hold)
 	handle("DELETE /events/{eventId}/holds/{orderId}", s.release)
 	handle("POST /payments/webhook", s.webhook)
+	handle("POST "+StripeWebhookPath, s.stripeWebhook)
 	handle("POST /orders/{orderId}/confirm", s.confirm)
 	handle("GET /orders/{orderId}", s.order)
 	mux.Handle("GET /healthz", httpapi.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
