@@ -51,7 +51,7 @@ func init() {
 
 func main() {
 	var metricsAddr, probeAddr, workloadImage, watchNamespaces string
-	var leaderElect, redisCleanup bool
+	var leaderElect, redisCleanup, podMonitors bool
 	var statsInterval time.Duration
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
@@ -64,6 +64,7 @@ func main() {
 		"Orders and seats in PostgreSQL are never touched. Off: such a finalizer is removed and the keys are kept")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
+	flag.BoolVar(&podMonitors, "pod-monitors", false, "create a PodMonitor (Prometheus Operator) per TicketEvent, if the API server serves PodMonitors when the operator starts")
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
@@ -108,6 +109,15 @@ func main() {
 		// Uncached: the Redis URL Secret (only the operator's own Secrets
 		// are cached) and the sale's pods (not worth caching every pod).
 		APIReader: mgr.GetAPIReader(),
+	}
+	if podMonitors {
+		served, err := controllers.PodMonitorsServed(mgr.GetConfig())
+		if err != nil {
+			log.Error(err, "unable to discover PodMonitors")
+			os.Exit(1)
+		}
+		r.PodMonitors = served
+		log.Info("PodMonitors per TicketEvent", "served", served)
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		log.Error(err, "unable to create controller")

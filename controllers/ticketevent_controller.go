@@ -76,6 +76,8 @@ type TicketEventReconciler struct {
 	// APIReader reads, uncached, what the finalizer needs and the cache does
 	// not hold: the Redis URL Secret and the sale's pods. nil uses Client.
 	APIReader client.Reader
+	// PodMonitors applies a PodMonitor per TicketEvent (podmonitor.go).
+	PodMonitors bool
 }
 
 // +kubebuilder:rbac:groups=tickets.ticketfair.io,resources=ticketevents,verbs=get;list;watch;update;patch
@@ -141,6 +143,7 @@ func (r *TicketEventReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		{"services", r.stepServices},
 		{"autoscaling", r.stepAutoscaling},
 		{"networkpolicies", r.stepNetworkPolicies},
+		{"podmonitor", r.stepPodMonitor},
 		{"queue", r.stepQueue},
 		{"migration", r.stepMigration},
 		{"workloads", r.stepWorkloads},
