@@ -25,7 +25,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/openapi"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.Main(m, bookingAPI.AfterTests) }
 
 // bookingAPI checks every exchange of the tests against the served document.
 var bookingAPI = openapitest.MustLoad(openapi.Booking)

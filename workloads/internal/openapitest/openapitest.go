@@ -19,9 +19,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -191,6 +193,44 @@ func (v *Validator) Exercised() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Unexercised lists the document's operations that no checked exchange
+// reached, sorted.
+func (v *Validator) Unexercised() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	hit := map[string]bool{}
+	for k := range v.seen {
+		hit[strings.Fields(k)[0]] = true
+	}
+	var out []string
+	for _, item := range v.doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if !hit[op.OperationID] {
+				out = append(out, op.OperationID)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// AfterTests is a hook for testenv.Main: when every test of the package ran
+// (no -run) and passed, an operation of the document that no test exercised
+// fails the package, since nothing then keeps it true.
+func (v *Validator) AfterTests(code int) int {
+	if code != 0 || testing.Short() {
+		return code
+	}
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
+		return code
+	}
+	if u := v.Unexercised(); len(u) > 0 {
+		fmt.Fprintf(os.Stderr, "openapi: no test exercises these operations of the document: %s\n", strings.Join(u, ", "))
+		return 1
+	}
+	return code
 }
 
 type transport struct {

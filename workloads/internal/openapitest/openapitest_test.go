@@ -15,6 +15,7 @@ const doc = `{
     "/things/{id}": {
       "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}],
       "put": {
+        "operationId": "putThing",
         "requestBody": {"required": true, "content": {"application/json": {"schema": {
           "type": "object", "additionalProperties": false, "required": ["name"], "properties": {"name": {"type": "string"}}}}}},
         "responses": {
@@ -46,6 +47,9 @@ func TestCheckFailsDrift(t *testing.T) {
 		_, _ = io.WriteString(w, body)
 	}))
 	defer srv.Close()
+	if u := v.Unexercised(); len(u) != 1 || u[0] != "putThing" {
+		t.Fatalf("unexercised before any request: %v", u)
+	}
 	tr := &transport{v: v, base: http.DefaultTransport}
 	client := &http.Client{Transport: tr}
 	errBody := `{"error":{"code":"bad","message":"bad"}}`
@@ -90,6 +94,9 @@ func TestCheckFailsDrift(t *testing.T) {
 				t.Fatalf("want a drift error containing %q, got %v", c.drift, err)
 			}
 		})
+	}
+	if u := v.Unexercised(); len(u) != 0 {
+		t.Fatalf("unexercised after the documented request: %v", u)
 	}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()

@@ -23,7 +23,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/openapi"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.Main(m, queueAPI.AfterTests) }
 
 // queueAPI checks every exchange of the tests against the served document.
 var queueAPI = openapitest.MustLoad(openapi.Queue)

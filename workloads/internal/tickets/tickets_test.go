@@ -33,7 +33,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/openapi"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.Main(m, ticketsAPI.AfterTests) }
 
 // ticketsAPI checks every exchange of the tests against the served document.
 var ticketsAPI = openapitest.MustLoad(openapi.Tickets)
