@@ -61,7 +61,7 @@ openapi-lint: ## Validate the OpenAPI 3.1 documents of queue, booking and ticket
 	go test -count=1 -run TestDocumentsAreValid ./workloads/openapi/
 
 .PHONY: deps
-deps: ## Install the system packages the tests and the demo need (redis-server, postgresql-15).
+deps: ## Install the system packages the tests and the demo need (redis-server, postgresql-15, chromium, prometheus).
 	hack/install-deps.sh
 
 .PHONY: test
