@@ -53,11 +53,15 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: vet staticcheck ## Run go vet and staticcheck.
+lint: vet staticcheck openapi-lint ## Run go vet, staticcheck and the OpenAPI lint.
 	$(STATICCHECK) ./...
 
+.PHONY: openapi-lint
+openapi-lint: ## Validate the OpenAPI 3.1 documents of queue, booking and tickets (workloads/openapi).
+	go test -count=1 -run TestDocumentsAreValid ./workloads/openapi/
+
 .PHONY: deps
-deps: ## Install the system packages the tests and the demo need (redis-server, postgresql-15).
+deps: ## Install the system packages the tests and the demo need (redis-server, postgresql-15, chromium, prometheus).
 	hack/install-deps.sh
 
 .PHONY: test

@@ -71,7 +71,7 @@ const leaderElectionID = "ticketfair-operator.ticketfair.io"
 func run(ctx context.Context, args []string, cfg *rest.Config) error {
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	var metricsAddr, probeAddr, workloadImage, watchNamespaces, leaderElectionNamespace, kubeconfig string
-	var leaderElect, redisCleanup, secureMetrics bool
+	var leaderElect, redisCleanup, secureMetrics, podMonitors bool
 	var statsInterval time.Duration
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "path to a kubeconfig; only needed outside a cluster")
 	fs.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "address the metrics endpoint binds to; 0 disables it")
@@ -89,6 +89,7 @@ func run(ctx context.Context, args []string, cfg *rest.Config) error {
 		"Orders and seats in PostgreSQL are never touched. Off: such a finalizer is removed and the keys are kept")
 	opts := zap.Options{}
 	opts.BindFlags(fs)
+	fs.BoolVar(&podMonitors, "pod-monitors", false, "create a PodMonitor (Prometheus Operator) per TicketEvent, if the API server serves PodMonitors when the operator starts")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -160,6 +161,14 @@ func run(ctx context.Context, args []string, cfg *rest.Config) error {
 		// Secrets are cached) and the sale's pods (not worth caching every pod).
 		APIReader:  mgr.GetAPIReader(),
 		Namespaces: namespaces,
+	}
+	if podMonitors {
+		served, err := controllers.PodMonitorsServed(mgr.GetConfig())
+		if err != nil {
+			return fmt.Errorf("discover PodMonitors: %w", err)
+		}
+		r.PodMonitors = served
+		log.Info("PodMonitors per TicketEvent", "served", served)
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("create controller: %w", err)

@@ -84,6 +84,8 @@ type TicketEventReconciler struct {
 	// Namespaces are the watched namespaces (--watch-namespaces); empty
 	// means all. The Secret watch is limited to them.
 	Namespaces []string
+	// PodMonitors applies a PodMonitor per TicketEvent (podmonitor.go).
+	PodMonitors bool
 }
 
 // +kubebuilder:rbac:groups=tickets.ticketfair.io,resources=ticketevents,verbs=get;list;watch;update;patch
@@ -173,6 +175,7 @@ func (r *TicketEventReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		{"services", r.stepServices},
 		{"autoscaling", r.stepAutoscaling},
 		{"networkpolicies", r.stepNetworkPolicies},
+		{"podmonitor", r.stepPodMonitor},
 		{"queue", r.stepQueue},
 		{"migration", r.stepMigration},
 		{"workloads", r.stepWorkloads},

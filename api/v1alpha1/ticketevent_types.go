@@ -27,12 +27,12 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.payment) || !has(self.payment.timeout) || !has(self.holds) || !has(self.holds.ttl) || !self.payment.timeout.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || !self.holds.ttl.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.payment.timeout) < duration(self.holds.ttl)",message="payment.timeout must be shorter than holds.ttl, so a payment cannot complete after its hold expired",fieldPath=".payment.timeout",reason=FieldValueInvalid
 type TicketEventSpec struct {
 	// EventID is the numeric id of the event used in the REST paths
-	// (/events/{eventId}/...). It cannot be changed once set.
+	// (/events/{eventId}/...). It cannot be changed once set. At least 1.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="eventId is immutable"
 	EventID int64 `json:"eventId"`
 
-	// DisplayName is the name shown to customers.
+	// DisplayName is the name shown to customers; 1 to 200 characters.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=200
 	DisplayName string `json:"displayName"`
@@ -106,7 +106,7 @@ type TicketEventSpec struct {
 
 // Seating lists the sections of the venue.
 type Seating struct {
-	// Sections of the venue; seat ids are "<section>-<row>-<seat>".
+	// Sections of the venue; seat ids are "<section>-<row>-<seat>". 1 to 100 sections.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=100
 	// +listType=map
@@ -122,11 +122,11 @@ type Section struct {
 	// Price of one seat as a decimal string, e.g. "89.50".
 	// +kubebuilder:validation:Pattern=`^[0-9]{1,10}(\.[0-9]{1,2})?$`
 	Price string `json:"price"`
-	// Rows in the section.
+	// Rows in the section; 1 to 1000.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	Rows int32 `json:"rows"`
-	// SeatsPerRow is the number of seats in each row.
+	// SeatsPerRow is the number of seats in each row; 1 to 1000.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	SeatsPerRow int32 `json:"seatsPerRow"`
@@ -145,35 +145,36 @@ const (
 
 // Admission controls the waiting room.
 type Admission struct {
-	// MaxActive is the most people in seat selection at once.
+	// MaxActive is the most people in seat selection at once. Default 5000; at least 1.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:default=5000
 	// +optional
 	MaxActive int32 `json:"maxActive,omitempty"`
-	// RatePerSecond is the most people admitted per second.
+	// RatePerSecond is the most people admitted per second. Default 500; at least 1.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:default=500
 	// +optional
 	RatePerSecond int32 `json:"ratePerSecond,omitempty"`
-	// TickInterval is how often the admitter admits a batch.
+	// TickInterval is how often the admitter admits a batch. Default 1s; 100ms to 1m.
 	// +kubebuilder:default="1s"
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="admission.tickInterval must be a duration such as 1s"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('100ms') && duration(self) <= duration('1m'))",message="admission.tickInterval must be between 100ms and 1m"
 	TickInterval *metav1.Duration `json:"tickInterval,omitempty"`
-	// TokenTTL is how long an access token (and its session) lasts.
+	// TokenTTL is how long an access token (and its session) lasts. Default 10m; 1m to 2h.
 	// +kubebuilder:default="10m"
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="admission.tokenTTL must be a duration such as 10m"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('1m') && duration(self) <= duration('2h'))",message="admission.tokenTTL must be between 1m and 2h"
 	TokenTTL *metav1.Duration `json:"tokenTTL,omitempty"`
 	// ClaimTimeout is how long an admitted person has to pick up the access token before the slot goes to the next.
+	// Default 60s; at least 5s.
 	// +kubebuilder:default="60s"
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="admission.claimTimeout must be a duration such as 60s"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('5s'))",message="admission.claimTimeout must be at least 5s"
 	ClaimTimeout *metav1.Duration `json:"claimTimeout,omitempty"`
-	// PreQueue orders the people who joined before sales opened.
+	// PreQueue orders the people who joined before sales opened: Shuffle or FIFO. Default Shuffle.
 	// +kubebuilder:default=Shuffle
 	// +optional
 	PreQueue PreQueueOrder `json:"preQueue,omitempty"`
@@ -184,13 +185,13 @@ type Admission struct {
 
 // Holds controls seat holds.
 type Holds struct {
-	// TTL is how long held seats stay reserved for payment.
+	// TTL is how long held seats stay reserved for payment. Default 5m; 1m to 1h.
 	// +kubebuilder:default="5m"
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="holds.ttl must be a duration such as 5m"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('1m') && duration(self) <= duration('1h'))",message="holds.ttl must be between 1m and 1h"
 	TTL *metav1.Duration `json:"ttl,omitempty"`
-	// MaxSeatsPerCustomer limits the seats one customer may hold or buy.
+	// MaxSeatsPerCustomer limits the seats one customer may hold or buy. Default 4; 1 to 10.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10
 	// +kubebuilder:default=4
@@ -201,10 +202,10 @@ type Holds struct {
 // Payment configures the payment provider.
 type Payment struct {
 	// Timeout is how long the payment provider's checkout for a hold may
-	// stay open; it must be shorter than holds.ttl. Unset, it follows
-	// holds.ttl: 4/5 of it (4m for the default 5m), computed by the booking
-	// service (config.DefaultPaymentTimeout), so setting only holds.ttl
-	// never leaves a payment timeout that outlasts the hold.
+	// stay open; it must be shorter than holds.ttl. Default: 4/5 of
+	// holds.ttl (4m for the default 5m), computed by the booking service
+	// (config.DefaultPaymentTimeout), so setting only holds.ttl never leaves
+	// a payment timeout that outlasts the hold. At least 10s.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="payment.timeout must be a duration such as 4m"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('10s'))",message="payment.timeout must be at least 10s"
@@ -222,16 +223,17 @@ type Identity struct {
 	// +optional
 	HMACSecretRef *corev1.SecretKeySelector `json:"hmacSecretRef,omitempty"`
 	// JWKSURL is the identity provider's JSON Web Key Set, e.g. https://id.example.com/.well-known/jwks.json.
+	// At most 2048 characters.
 	// +kubebuilder:validation:Pattern=`^https?://`
 	// +kubebuilder:validation:MaxLength=2048
 	// +optional
 	JWKSURL string `json:"jwksURL,omitempty"`
-	// Issuer is the required "iss" claim of identity tokens.
+	// Issuer is the required "iss" claim of identity tokens. Default ticketfair-identity.
 	// +kubebuilder:default=ticketfair-identity
 	// +kubebuilder:validation:MinLength=1
 	// +optional
 	Issuer string `json:"issuer,omitempty"`
-	// Audience is the required "aud" claim of identity tokens.
+	// Audience is the required "aud" claim of identity tokens. Default ticketfair.
 	// +kubebuilder:default=ticketfair
 	// +kubebuilder:validation:MinLength=1
 	// +optional
@@ -324,16 +326,16 @@ type Postgres struct {
 
 // Kafka locates the Kafka cluster and names the topics.
 type Kafka struct {
-	// Brokers are the bootstrap brokers, host:port.
+	// Brokers are the bootstrap brokers, host:port; 1 to 32.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:Pattern=`^[^\s,]+:[0-9]{1,5}$`
 	Brokers []string `json:"brokers"`
-	// TicketIssuedTopic receives one record per paid order.
+	// TicketIssuedTopic receives one record per paid order. Default ticket-issued.
 	// +kubebuilder:default=ticket-issued
 	// +optional
 	TicketIssuedTopic string `json:"ticketIssuedTopic,omitempty"`
-	// RefundRequestedTopic receives one record per refund to make.
+	// RefundRequestedTopic receives one record per refund to make. Default refund-requested.
 	// +kubebuilder:default=refund-requested
 	// +optional
 	RefundRequestedTopic string `json:"refundRequestedTopic,omitempty"`
@@ -359,7 +361,7 @@ type KafkaSASL struct {
 // Workload sets how one service of the sale runs.
 type Workload struct {
 	// Replicas of the service; defaults: queue 2, booking 2, relay 1, tickets 2.
-	// Ignored while autoscaling is set.
+	// Ignored while autoscaling is set. 0 to 1000.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
@@ -396,16 +398,17 @@ type ScalableWorkload struct {
 // Autoscaling scales a service on CPU utilisation.
 // +kubebuilder:validation:XValidation:rule="self.minReplicas <= self.maxReplicas",message="autoscaling.minReplicas must not exceed autoscaling.maxReplicas",fieldPath=".minReplicas",reason=FieldValueInvalid
 type Autoscaling struct {
-	// MinReplicas is the fewest replicas.
+	// MinReplicas is the fewest replicas. Default 2; at least 1.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:default=2
 	// +optional
 	MinReplicas int32 `json:"minReplicas,omitempty"`
-	// MaxReplicas is the most replicas.
+	// MaxReplicas is the most replicas; 1 to 1000.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	MaxReplicas int32 `json:"maxReplicas"`
 	// TargetCPUUtilizationPercentage is the average CPU use, in percent of requests, to scale towards.
+	// Default 70; 10 to 100.
 	// +kubebuilder:validation:Minimum=10
 	// +kubebuilder:validation:Maximum=100
 	// +kubebuilder:default=70
@@ -435,7 +438,7 @@ type NetworkPolicy struct {
 	// status.sale), your Prometheus (/metrics) and whatever calls booking's
 	// internal endpoints, or they are cut off. Kubelet probes come from the
 	// node and are always allowed. Empty allows any source on the HTTP port.
-	// May be set while enabled is false, to prepare a policy before turning it on.
+	// May be set while enabled is false, to prepare a policy before turning it on. At most 32 peers.
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:XValidation:rule="has(self.ipBlock) ? !has(self.podSelector) && !has(self.namespaceSelector) : has(self.podSelector) || has(self.namespaceSelector)",message="each networkPolicy.ingressFrom peer needs podSelector and/or namespaceSelector, or ipBlock alone"
 	// +listType=atomic

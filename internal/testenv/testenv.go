@@ -40,8 +40,13 @@ var (
 
 // Main runs the tests of a package and stops the servers they started.
 // Use it from TestMain: func TestMain(m *testing.M) { testenv.Main(m) }.
-func Main(m *testing.M) {
+// Each after hook sees the exit code and may change it (e.g. fail a package
+// whose tests all passed but left something unchecked).
+func Main(m *testing.M, after ...func(code int) int) {
 	code := m.Run()
+	for _, f := range after {
+		code = f(code)
+	}
 	mu.Lock()
 	for i := len(started) - 1; i >= 0; i-- {
 		started[i]()

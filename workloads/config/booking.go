@@ -11,19 +11,20 @@ type Booking struct {
 	Identity
 	AccessTokens
 
-	AccessTokenJWKSURL  string        `env:"TICKETFAIR_ACCESS_TOKEN_JWKS_URL" flag:"access-token-jwks-url" usage:"JWKS URL of the queue service (instead of TICKETFAIR_ACCESS_TOKEN_KEYS)"`
-	HoldTTL             time.Duration `env:"TICKETFAIR_HOLD_TTL" flag:"hold-ttl" default:"5m" usage:"how long held seats stay reserved"`
-	PaymentTimeout      time.Duration `env:"TICKETFAIR_PAYMENT_TIMEOUT" flag:"payment-timeout" usage:"how long the payment provider's checkout for a hold may stay open, shorter than the hold TTL so no payment completes after its hold expired; holds and orders carry it as payBy (default: 4/5 of the hold TTL)"`
-	MaxSeatsPerCustomer int           `env:"TICKETFAIR_MAX_SEATS_PER_CUSTOMER" flag:"max-seats-per-customer" default:"4" usage:"seats one customer may hold or buy"`
-	WebhookSecrets      string        `env:"TICKETFAIR_WEBHOOK_SECRETS" flag:"webhook-secrets" secret:"true" usage:"comma-separated payment webhook secrets (several during rotation)"`
-	WebhookTolerance    time.Duration `env:"TICKETFAIR_WEBHOOK_TOLERANCE" flag:"webhook-tolerance" default:"5m" usage:"accepted age of a webhook timestamp"`
-	ServiceToken        string        `env:"TICKETFAIR_SERVICE_TOKEN" flag:"service-token" secret:"true" usage:"bearer token of internal callers of /orders/{id}/confirm"`
-	SweepInterval       time.Duration `env:"TICKETFAIR_SWEEP_INTERVAL" flag:"sweep-interval" default:"2s" usage:"how often expired holds return to stock"`
-	Seating             string        `env:"TICKETFAIR_SEATING" flag:"seating" usage:"seating to seed: name:price:rows:seatsPerRow;... (migrate)"`
-	Currency            string        `env:"TICKETFAIR_CURRENCY" flag:"currency" default:"EUR" usage:"ISO 4217 currency of the event's prices"`
-	SweepBatch          int           `env:"TICKETFAIR_SWEEP_BATCH" flag:"sweep-batch" default:"500" usage:"rows the sweeper claims per statement"`
-	SeatMapRefresh      time.Duration `env:"TICKETFAIR_SEAT_MAP_REFRESH" flag:"seat-map-refresh" default:"1s" usage:"how stale the cached seat map may be"`
-	DatabaseMaxConns    int           `env:"TICKETFAIR_DATABASE_MAX_CONNS" flag:"database-max-conns" default:"20" usage:"size of the PostgreSQL connection pool"`
+	AccessTokenJWKSURL   string        `env:"TICKETFAIR_ACCESS_TOKEN_JWKS_URL" flag:"access-token-jwks-url" usage:"JWKS URL of the queue service (instead of TICKETFAIR_ACCESS_TOKEN_KEYS)"`
+	HoldTTL              time.Duration `env:"TICKETFAIR_HOLD_TTL" flag:"hold-ttl" default:"5m" usage:"how long held seats stay reserved"`
+	PaymentTimeout       time.Duration `env:"TICKETFAIR_PAYMENT_TIMEOUT" flag:"payment-timeout" usage:"how long the payment provider's checkout for a hold may stay open, shorter than the hold TTL so no payment completes after its hold expired; holds and orders carry it as payBy (default: 4/5 of the hold TTL)"`
+	MaxSeatsPerCustomer  int           `env:"TICKETFAIR_MAX_SEATS_PER_CUSTOMER" flag:"max-seats-per-customer" default:"4" usage:"seats one customer may hold or buy"`
+	WebhookSecrets       string        `env:"TICKETFAIR_WEBHOOK_SECRETS" flag:"webhook-secrets" secret:"true" usage:"comma-separated payment webhook secrets (several during rotation)"`
+	StripeWebhookSecrets string        `env:"TICKETFAIR_STRIPE_WEBHOOK_SECRETS" flag:"stripe-webhook-secrets" secret:"true" usage:"comma-separated Stripe webhook signing secrets (whsec_...): enables the Stripe-shaped webhook POST /payments/stripe/webhook"`
+	WebhookTolerance     time.Duration `env:"TICKETFAIR_WEBHOOK_TOLERANCE" flag:"webhook-tolerance" default:"5m" usage:"accepted age of a webhook timestamp"`
+	ServiceToken         string        `env:"TICKETFAIR_SERVICE_TOKEN" flag:"service-token" secret:"true" usage:"bearer token of internal callers of /orders/{id}/confirm"`
+	SweepInterval        time.Duration `env:"TICKETFAIR_SWEEP_INTERVAL" flag:"sweep-interval" default:"2s" usage:"how often expired holds return to stock"`
+	Seating              string        `env:"TICKETFAIR_SEATING" flag:"seating" usage:"seating to seed: name:price:rows:seatsPerRow;... (migrate)"`
+	Currency             string        `env:"TICKETFAIR_CURRENCY" flag:"currency" default:"EUR" usage:"ISO 4217 currency of the event's prices"`
+	SweepBatch           int           `env:"TICKETFAIR_SWEEP_BATCH" flag:"sweep-batch" default:"500" usage:"rows the sweeper claims per statement"`
+	SeatMapRefresh       time.Duration `env:"TICKETFAIR_SEAT_MAP_REFRESH" flag:"seat-map-refresh" default:"1s" usage:"how stale the cached seat map may be"`
+	DatabaseMaxConns     int           `env:"TICKETFAIR_DATABASE_MAX_CONNS" flag:"database-max-conns" default:"20" usage:"size of the PostgreSQL connection pool"`
 }
 
 // DefaultPaymentTimeout is the payment timeout when none is set: 4/5 of the

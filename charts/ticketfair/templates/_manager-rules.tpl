@@ -79,6 +79,14 @@ rules:
   - update
   - watch
 - apiGroups:
+  - monitoring.coreos.com
+  resources:
+  - podmonitors
+  verbs:
+  - create
+  - get
+  - patch
+- apiGroups:
   - networking.k8s.io
   resources:
   - networkpolicies

@@ -250,6 +250,10 @@ func TestDatabaseDown(t *testing.T) {
 			t.Fatalf("%s took %v to fail", path, took)
 		}
 	}
+	// The dashboard's database errors panel counts them.
+	if n := metricValue(t, e.do("GET", "/metrics", nil).body, `ticketfair_booking_dependency_errors_total{dependency="database"}`); n < 1 {
+		t.Fatalf("database errors counted: %v, want at least 1", n)
+	}
 	p.setDown(false)
 	deadline := time.Now().Add(10 * time.Second)
 	for {

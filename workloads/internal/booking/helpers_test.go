@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,10 +20,15 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
+	"github.com/ticketfair/ticketfair/workloads/internal/openapitest"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/openapi"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.Main(m, bookingAPI.AfterTests) }
+
+// bookingAPI checks every exchange of the tests against the served document.
+var bookingAPI = openapitest.MustLoad(openapi.Booking)
 
 const (
 	testEvent        = 7
@@ -209,10 +215,13 @@ func (e *env) do(method, path string, body any, headers ...string) response {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := bookingAPI.Client(e.t).Do(req)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -291,4 +300,21 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// metricValue is the value of the sample named by series (name with its
+// labels as exposed) in a /metrics body.
+func metricValue(t testing.TB, body []byte, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no %s in the metrics:\n%s", series, body)
+	return 0
 }

@@ -70,8 +70,16 @@ func TestSweeperPublishesInventory(t *testing.T) {
 
 	expire(t, e.pool, other)
 	expect("after the other hold expired", total-2, 0, 2)
-	if m := e.do("GET", "/metrics", nil); !containsAll(string(m.body), fmt.Sprintf("ticketfair_booking_remaining_seats %d", total-2)) {
+	m := e.do("GET", "/metrics", nil)
+	if !containsAll(string(m.body), fmt.Sprintf("ticketfair_booking_remaining_seats %d", total-2),
+		fmt.Sprintf(`ticketfair_booking_seats{state="available"} %d`, total-2), `ticketfair_booking_seats{state="held"} 0`,
+		`ticketfair_booking_seats{state="sold"} 2`) {
 		t.Fatalf("metrics:\n%s", m.body)
+	}
+	// The sweeper's last success is recent: the "sweeper not running" alert reads it.
+	last := metricValue(t, m.body, "ticketfair_booking_sweeper_last_success_timestamp_seconds")
+	if age := time.Since(time.Unix(int64(last), 0)); age < -time.Second || age > time.Minute {
+		t.Fatalf("sweeper last success %v ago", age)
 	}
 }
 

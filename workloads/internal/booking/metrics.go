@@ -1,6 +1,7 @@
 package booking
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -9,20 +10,27 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 )
 
 // metrics live on the service's own registry, so several services can run
 // in one process (the local sale).
 type metrics struct {
-	reg          *prometheus.Registry
-	holds        *prometheus.CounterVec
-	confirms     *prometheus.CounterVec
-	refunds      *prometheus.CounterVec
-	sweeps       *prometheus.CounterVec
-	sweptRows    *prometheus.CounterVec
-	remaining    prometheus.Gauge
-	reqDuration  *prometheus.HistogramVec
-	holdDuration prometheus.Histogram
+	reg       *prometheus.Registry
+	holds     *prometheus.CounterVec
+	confirms  *prometheus.CounterVec
+	refunds   *prometheus.CounterVec
+	sweeps    *prometheus.CounterVec
+	sweptRows *prometheus.CounterVec
+	remaining prometheus.Gauge
+	seats     *prometheus.GaugeVec
+	lastSweep prometheus.Gauge
+	depErrors *prometheus.CounterVec
+	// providerRefunds counts refunds the payment provider reports (Stripe's charge.refunded).
+	providerRefunds *prometheus.CounterVec
+	reqDuration     *prometheus.HistogramVec
+	holdDuration    prometheus.Histogram
 }
 
 func newMetrics(pool *pgxpool.Pool) *metrics {
@@ -46,6 +54,18 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 		remaining: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "ticketfair_booking_remaining_seats", Help: "Seats AVAILABLE or HELD at the last sweep.",
 		}),
+		seats: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "ticketfair_booking_seats", Help: "Seats by state (available, held, sold) at the last sweep.",
+		}, []string{"state"}),
+		lastSweep: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ticketfair_booking_sweeper_last_success_timestamp_seconds", Help: "Unix time of the sweeper's last successful run (0: none yet).",
+		}),
+		depErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ticketfair_booking_dependency_errors_total", Help: "Requests and sweeps that failed because a dependency (database, session store) was unavailable.",
+		}, []string{"dependency"}),
+		providerRefunds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ticketfair_booking_provider_refunds_total", Help: "Refunds the payment provider reported, by the order's status (REFUND_REQUIRED: asked for; PAID: made outside ticketfair).",
+		}, []string{"order_status"}),
 		reqDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "ticketfair_booking_http_request_duration_seconds", Help: "HTTP request latency by route and status.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
@@ -55,8 +75,24 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 		}),
 	}
-	m.reg.MustRegister(m.holds, m.confirms, m.refunds, m.sweeps, m.sweptRows, m.remaining, m.reqDuration, m.holdDuration,
+	m.reg.MustRegister(m.holds, m.confirms, m.refunds, m.sweeps, m.sweptRows, m.remaining, m.seats, m.lastSweep, m.depErrors, m.providerRefunds, m.reqDuration, m.holdDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Exposed at 0 from the start, so rates and alerts see the first event.
+	for _, r := range []string{"ok", "conflict", "limit", "rejected", "error"} {
+		m.holds.WithLabelValues(r)
+	}
+	for _, r := range []string{"paid", "refund", "replay", "rejected", "error"} {
+		m.confirms.WithLabelValues(r)
+	}
+	for _, r := range []string{ReasonSeatTaken, ReasonAmountMismatch, ReasonSeatLimit, ReasonOrderSettled} {
+		m.refunds.WithLabelValues(r)
+	}
+	for _, d := range []string{"database", "session_store"} {
+		m.depErrors.WithLabelValues(d)
+	}
+	for _, r := range []string{"ok", "error"} {
+		m.sweeps.WithLabelValues(r)
+	}
 	m.reg.MustRegister(newPoolCollector(pool))
 	return m
 }
@@ -103,12 +139,15 @@ func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
-// instrument records the latency of route.
-func (m *metrics) instrument(route string, h http.Handler) http.Handler {
+// instrument records the latency of route and counts its dependency errors.
+func (m *metrics) instrument(route string, h httpapi.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
-		h.ServeHTTP(sw, r)
+		if err := h(sw, r); err != nil {
+			m.countDependencyError(err)
+			httpapi.WriteError(sw, r, err)
+		}
 		m.reqDuration.WithLabelValues(route, strconv.Itoa(sw.code)).Observe(time.Since(start).Seconds())
 	})
 }
@@ -121,4 +160,12 @@ type statusWriter struct {
 func (w *statusWriter) WriteHeader(code int) {
 	w.code = code
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// countDependencyError counts err if a dependency was unavailable.
+func (m *metrics) countDependencyError(err error) {
+	var he *httpapi.Error
+	if errors.As(err, &he) && he.Dependency != "" {
+		m.depErrors.WithLabelValues(he.Dependency).Inc()
+	}
 }

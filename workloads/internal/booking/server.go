@@ -31,6 +31,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/openapi"
 	"github.com/ticketfair/ticketfair/workloads/redisconn"
 )
 
@@ -39,16 +40,18 @@ const QueueTokenHeader = "X-Queue-Token"
 
 // service is the HTTP side of the booking service.
 type service struct {
-	cfg      config.Booking
-	store    *Store
-	pool     *pgxpool.Pool
-	rdb      redis.UniversalClient
-	keys     *keySource
-	ident    *identity.Verifier // nil: identity tokens not configured
-	secrets  []string
-	metrics  *metrics
-	seatMap  *seatCache
-	migrated atomic.Bool
+	cfg     config.Booking
+	store   *Store
+	pool    *pgxpool.Pool
+	rdb     redis.UniversalClient
+	keys    *keySource
+	ident   *identity.Verifier // nil: identity tokens not configured
+	secrets []string
+	// stripeSecrets verify the Stripe-shaped webhook (stripe.go).
+	stripeSecrets []string
+	metrics       *metrics
+	seatMap       *seatCache
+	migrated      atomic.Bool
 
 	bg    sync.WaitGroup // session releases in flight
 	bgCtx context.Context
@@ -121,6 +124,11 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 			s.secrets = append(s.secrets, sec)
 		}
 	}
+	for _, sec := range strings.Split(cfg.StripeWebhookSecrets, ",") {
+		if sec = strings.TrimSpace(sec); sec != "" {
+			s.stripeSecrets = append(s.stripeSecrets, sec)
+		}
+	}
 	if cfg.IdentityHMACSecret != "" || cfg.IdentityJWKSURL != "" {
 		if s.ident, err = identity.New(ctx, cfg.Identity); err != nil {
 			return fmt.Errorf("booking: %w", err)
@@ -150,6 +158,7 @@ func (s *service) routes() *httpapi.Mux {
 	handle("POST /events/{eventId}/holds", s.hold)
 	handle("DELETE /events/{eventId}/holds/{orderId}", s.release)
 	handle("POST /payments/webhook", s.webhook)
+	handle("POST "+StripeWebhookPath, s.stripeWebhook)
 	handle("POST /orders/{orderId}/confirm", s.confirm)
 	handle("GET /orders/{orderId}", s.order)
 	mux.Handle("GET /healthz", httpapi.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
@@ -157,6 +166,7 @@ func (s *service) routes() *httpapi.Mux {
 		return nil
 	}))
 	mux.Handle("GET /readyz", httpapi.HandlerFunc(s.readyz))
+	mux.Handle("GET "+openapi.Path, openapi.Handler(openapi.Booking))
 	mux.Handle("GET /metrics", s.metrics.handler())
 	return mux
 }
@@ -570,13 +580,21 @@ func (s *service) sweepOnce(ctx context.Context) {
 	}
 	if err != nil {
 		s.metrics.sweeps.WithLabelValues("error").Inc()
+		s.metrics.depErrors.WithLabelValues("database").Inc()
 		slog.WarnContext(ctx, "sweep failed", "err", err)
 		return
 	}
 	inv, err := s.store.Inventory(ctx)
-	if err == nil {
+	if err != nil {
+		s.metrics.depErrors.WithLabelValues("database").Inc()
+	} else {
 		s.metrics.remaining.Set(float64(inv.Remaining()))
-		err = zone.PublishInventory(ctx, s.rdb, s.cfg.EventID, inv)
+		s.metrics.seats.WithLabelValues("available").Set(float64(inv.Available))
+		s.metrics.seats.WithLabelValues("held").Set(float64(inv.Held))
+		s.metrics.seats.WithLabelValues("sold").Set(float64(inv.Sold))
+		if err = zone.PublishInventory(ctx, s.rdb, s.cfg.EventID, inv); err != nil {
+			s.metrics.depErrors.WithLabelValues("session_store").Inc()
+		}
 	}
 	if err != nil {
 		s.metrics.sweeps.WithLabelValues("error").Inc()
@@ -584,4 +602,5 @@ func (s *service) sweepOnce(ctx context.Context) {
 		return
 	}
 	s.metrics.sweeps.WithLabelValues("ok").Inc()
+	s.metrics.lastSweep.SetToCurrentTime()
 }

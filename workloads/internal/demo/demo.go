@@ -60,6 +60,10 @@ type Options struct {
 	// chaos): queue and booking then run two replicas each, and the queue's
 	// Redis and booking's PostgreSQL are reached through fault proxies.
 	Faults *chaos.Plan
+	// Observe, when set, is called once the workloads are ready with each
+	// one's base URL (its /metrics included); the function it returns is
+	// called after the report, while they still run.
+	Observe func(ctx context.Context, urls map[string]string) func()
 }
 
 // DefaultOptions finish in about two minutes on a 2-core machine.
@@ -115,7 +119,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := s.startWorkloads(ctx); err != nil {
 		return nil, err
 	}
-	return s.run(ctx, profile)
+	if o.Observe == nil {
+		return s.run(ctx, profile)
+	}
+	urls := map[string]string{}
+	for name, p := range s.procs {
+		urls[name] = p.url
+	}
+	done := o.Observe(ctx, urls)
+	rep, err := s.run(ctx, profile)
+	done()
+	return rep, err
 }
 
 // sale is the state of one local sale.

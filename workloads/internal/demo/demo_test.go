@@ -30,6 +30,8 @@ func TestShortSale(t *testing.T) {
 	o.Profile = "prequeue=0.05,joinwindow=3s"
 	o.Binary, o.Deadline = bin, 4*time.Minute
 	o.ReportJSON = filepath.Join(dir, "report.json")
+	// The dashboard's and the alerts' metrics, checked live (monitoring_test.go).
+	o.Observe = observeSale(t)
 	var out bytes.Buffer
 	o.Out = &out
 	rep, err := Run(context.Background(), o)

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,9 @@ type Error struct {
 	RetryAfter time.Duration
 	Extra      map[string]any
 	Err        error // the cause, logged but not shown
+	// Dependency names what was unavailable (Unavailable's what), for the
+	// services' dependency error metrics.
+	Dependency string
 }
 
 func (e *Error) Error() string {
@@ -59,7 +63,8 @@ var (
 // Unavailable wraps a dependency failure as 503 with Retry-After.
 func Unavailable(what string, err error) *Error {
 	return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable",
-		Message: what + " is unavailable, try again shortly", RetryAfter: 2 * time.Second, Err: err}
+		Message: what + " is unavailable, try again shortly", RetryAfter: 2 * time.Second, Err: err,
+		Dependency: strings.ReplaceAll(strings.TrimPrefix(what, "the "), " ", "_")}
 }
 
 // DatabaseError turns a PostgreSQL error into a service's answer: errors

@@ -36,6 +36,7 @@ func (a *admitter) run(ctx context.Context, epoch int64) error {
 		}
 	}
 	slog.Info("admitter started", "event", a.st.eventID, "epoch", epoch)
+	a.m.epoch.Set(float64(epoch))
 	a.m.leader.Set(1)
 	defer a.m.leader.Set(0)
 	timer := time.NewTimer(0)

@@ -132,6 +132,25 @@ func TestAdmissionEndToEnd(t *testing.T) {
 		_ = json.Unmarshal(do(t, "GET", base+"/events/42/stats", "", nil).Body, &st)
 		return st.AdmittedTotal == 3 && st.Active == 1 && st.Remaining == -1 && st.SalesOpen
 	})
+
+	// What the dashboard and the alerts read: the leader, its fencing epoch
+	// (the one in Redis), maxActive, the opening and the snapshot's age.
+	epoch, err := rdb.Get(context.Background(), keysFor(testEvent).epoch).Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := do(t, "GET", base+"/metrics", "", nil).Body
+	for series, want := range map[string]float64{
+		"ticketfair_queue_leader": 1, "ticketfair_queue_admitter_epoch": float64(epoch),
+		"ticketfair_queue_max_active": 2, "ticketfair_queue_sales_open": 1, "ticketfair_queue_admitted_total": 3,
+	} {
+		if got := metricValue(t, m, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+	if age := metricValue(t, m, "ticketfair_queue_snapshot_age_seconds"); age < 0 || age > staleAfter.Seconds() {
+		t.Errorf("snapshot age %vs", age)
+	}
 }
 
 func TestBadInput(t *testing.T) {

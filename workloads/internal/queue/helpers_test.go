@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,9 +19,14 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/internal/openapitest"
+	"github.com/ticketfair/ticketfair/workloads/openapi"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.Main(m, queueAPI.AfterTests) }
+
+// queueAPI checks every exchange of the tests against the served document.
+var queueAPI = openapitest.MustLoad(openapi.Queue)
 
 const (
 	testEvent  = 42
@@ -148,7 +154,10 @@ func do(t testing.TB, method, url, token string, body []byte) reply {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := httpClient.Do(req)
+	if len(body) > 0 {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := queueAPI.Client(t).Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
@@ -192,3 +201,20 @@ func liveCount(t testing.TB, rdb *redis.Client) int64 {
 }
 
 func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
+
+// metricValue is the value of the sample named by series (name with its
+// labels as exposed) in a /metrics body.
+func metricValue(t testing.TB, body []byte, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no %s in the metrics:\n%s", series, body)
+	return 0
+}

@@ -16,6 +16,9 @@ type metrics struct {
 	admitted    prometheus.Counter
 	rate        prometheus.Gauge
 	leader      prometheus.Gauge
+	epoch       prometheus.Gauge
+	maxActive   prometheus.Gauge
+	salesOpen   prometheus.Gauge
 	tickSeconds prometheus.Histogram
 }
 
@@ -35,12 +38,20 @@ func newMetrics() *metrics {
 			Name: "ticketfair_queue_admitted_total", Help: "Customers admitted by this pod's admitter."}),
 		rate:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_admission_rate", Help: "Admissions per second observed over the last ~10 s."}),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_leader", Help: "1 while this pod's admitter runs."}),
+		epoch: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_admitter_epoch",
+			Help: "The fencing epoch this pod's admitter took when it last started leading (0: never)."}),
+		maxActive: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_max_active", Help: "maxActive: the most sessions in seat selection at once (live setting)."}),
+		salesOpen: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_sales_open", Help: "1 once salesOpenAt has passed (snapshot)."}),
 		tickSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "ticketfair_queue_admit_tick_seconds", Help: "Duration of one admission tick (one Lua script).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 		}),
 	}
-	m.reg.MustRegister(m.requests, m.redisErrors, m.waiting, m.active, m.admitted, m.rate, m.leader, m.tickSeconds,
+	m.reg.MustRegister(m.requests, m.redisErrors, m.waiting, m.active, m.admitted, m.rate, m.leader, m.epoch, m.maxActive, m.salesOpen, m.tickSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Exposed at 0 from the start, so rates and alerts see the first error.
+	for _, op := range []string{"join", "poll", "leave", "stats", "snapshot", "epoch", "admit"} {
+		m.redisErrors.WithLabelValues(op)
+	}
 	return m
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -26,6 +27,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/openapi"
 	"github.com/ticketfair/ticketfair/workloads/queuestats"
 	"github.com/ticketfair/ticketfair/workloads/redisconn"
 )
@@ -117,10 +119,23 @@ func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(ne
 			return
 		}
 		snap := s.snap.Load()
+		s.m.maxActive.Set(float64(s.live.Load().MaxActive))
+		s.m.salesOpen.Set(b2f(snap.SalesOpen))
 		s.m.waiting.Set(float64(snap.Waiting))
 		s.m.rate.Set(snap.Rate)
 		s.m.active.Set(float64(snap.Active))
 	}
+
+	// How old the polls' answers are: since the last good snapshot, or since
+	// start when there has been none.
+	started := time.Now()
+	s.m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ticketfair_queue_snapshot_age_seconds",
+		Help: "Age of this pod's snapshot of Redis; polls answer 503 past " + staleAfter.String() + "."}, func() float64 {
+		if snap := s.snap.Load(); snap.Valid {
+			return time.Since(snap.Fetched).Seconds()
+		}
+		return time.Since(started).Seconds()
+	}))
 
 	if cfg.TicketEventName != "" {
 		if cfg.Namespace == "" {
@@ -208,6 +223,7 @@ func (s *service) routes() *httpapi.Mux {
 		w.Header().Set("Content-Type", "application/json")
 		return json.NewEncoder(w).Encode(s.keys.JWKS())
 	}))
+	mux.Handle("GET "+openapi.Path, openapi.Handler(openapi.Queue))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		// Not ready without a fresh snapshot: polls would answer 503.
@@ -505,4 +521,11 @@ func (s *service) stats(w http.ResponseWriter, r *http.Request) error {
 		Remaining: snap.Remaining, Held: snap.Held, Sold: snap.Sold, SalesOpen: snap.SalesOpen, Paused: s.live.Load().Paused, SoldOut: snap.SoldOut,
 		UpdatedAt: snap.Fetched.UTC().Truncate(time.Second)})
 	return nil
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/kafkaconn"
+	"github.com/ticketfair/ticketfair/workloads/openapi"
 )
 
 // KeysPath is where the ticket code verification keys are published.
@@ -132,6 +133,7 @@ func (s *Service) Handler() *httpapi.Mux {
 		httpapi.WriteJSON(w, http.StatusOK, s.keys.JWKS())
 		return nil
 	}))
+	mux.Handle("GET "+openapi.Path, openapi.Handler(openapi.Tickets))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

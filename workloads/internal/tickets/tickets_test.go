@@ -1,6 +1,7 @@
 package tickets
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,9 +30,14 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations/migrationstest"
+	"github.com/ticketfair/ticketfair/workloads/internal/openapitest"
+	"github.com/ticketfair/ticketfair/workloads/openapi"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.Main(m, ticketsAPI.AfterTests) }
+
+// ticketsAPI checks every exchange of the tests against the served document.
+var ticketsAPI = openapitest.MustLoad(openapi.Tickets)
 
 const (
 	eventID = 42
@@ -302,7 +308,7 @@ func call(t testing.TB, url, token string) (int, []byte) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := ticketsAPI.Client(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,6 +367,16 @@ func TestServiceIssuesAndServesTickets(t *testing.T) {
 	}
 	if n := countTickets(t, pool); n != seats {
 		t.Fatalf("%d tickets, want %d", n, seats)
+	}
+
+	// The served document is the embedded one; the probes answer as it says.
+	if code, body := call(t, s.base+openapi.Path, ""); code != http.StatusOK || !bytes.Equal(body, openapi.Tickets) {
+		t.Fatalf("GET %s: %d, %d bytes; want the embedded document", openapi.Path, code, len(body))
+	}
+	for _, p := range []string{"/healthz", "/readyz"} {
+		if code, body := call(t, s.base+p, ""); code != http.StatusOK {
+			t.Errorf("GET %s: %d %s", p, code, body)
+		}
 	}
 
 	// The published keys verify the served codes.

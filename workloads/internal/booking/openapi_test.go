@@ -1,0 +1,23 @@
+package booking
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ticketfair/ticketfair/workloads/openapi"
+)
+
+// Booking serves its document, and its probes and metrics answer as it
+// says (e.do checks every exchange against it).
+func TestOpenAPIDocumentServed(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("GET", openapi.Path, nil)
+	if r.status != 200 || !bytes.Equal(r.body, openapi.Booking) {
+		t.Fatalf("GET %s: %d, %d bytes; want the embedded document", openapi.Path, r.status, len(r.body))
+	}
+	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
+		if r := e.do("GET", p, nil); r.status != 200 {
+			t.Errorf("GET %s: %d %s", p, r.status, r.body)
+		}
+	}
+}

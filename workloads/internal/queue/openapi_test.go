@@ -1,0 +1,27 @@
+package queue
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ticketfair/ticketfair/internal/testenv"
+	"github.com/ticketfair/ticketfair/workloads/openapi"
+)
+
+// The queue serves its document, and its probes and metrics answer as it
+// says (do checks every exchange against it).
+func TestOpenAPIDocumentServed(t *testing.T) {
+	base := startService(t, testConfig(t, testenv.RedisURL(t)), nil)
+	r := do(t, "GET", base+openapi.Path, "", nil)
+	if r.Status != 200 || !bytes.Equal(r.Body, openapi.Queue) {
+		t.Fatalf("GET %s: %d, %d bytes; want the embedded document", openapi.Path, r.Status, len(r.Body))
+	}
+	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
+		if r := do(t, "GET", base+p, "", nil); r.Status != 200 {
+			t.Errorf("GET %s: %d %s", p, r.Status, r.Body)
+		}
+	}
+	if r := do(t, "PUT", base+openapi.Path, "", nil); r.Status != 405 && r.Status != 404 {
+		t.Errorf("PUT %s: %d", openapi.Path, r.Status)
+	}
+}
