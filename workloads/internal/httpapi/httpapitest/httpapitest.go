@@ -184,16 +184,18 @@ func CheckWrongMethods(t *testing.T, base string, patterns []string, samples map
 		if rt.Method == "" {
 			continue
 		}
+		path := fill(rt.Path, samples, "", "")
+		// Every route whose pattern matches the path serves it, e.g. a
+		// DELETE /q/{id} also serves /q/state of a GET /q/state.
 		allowed := []string{}
 		for _, o := range routes {
-			if o.Path == rt.Path {
+			if o.Path == rt.Path || patternMatches(o.Path, path) {
 				allowed = append(allowed, o.Method)
 				if o.Method == http.MethodGet {
 					allowed = append(allowed, http.MethodHead)
 				}
 			}
 		}
-		path := fill(rt.Path, samples, "", "")
 		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 			if slices.Contains(allowed, m) || slices.Contains(allowed, "") {
 				continue
@@ -206,6 +208,30 @@ func CheckWrongMethods(t *testing.T, base string, patterns []string, samples map
 			}
 		}
 	}
+}
+
+// patternMatches reports whether a ServeMux path pattern matches path:
+// {name} matches one segment, {name...} the rest.
+func patternMatches(pattern, path string) bool {
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	for i, p := range ps {
+		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "...}") {
+			return true
+		}
+		if i >= len(xs) {
+			return false
+		}
+		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") {
+			if xs[i] == "" {
+				return false
+			}
+			continue
+		}
+		if p != xs[i] {
+			return false
+		}
+	}
+	return len(ps) == len(xs)
 }
 
 // LintMetrics scrapes url (a /metrics endpoint) and fails on every problem
