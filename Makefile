@@ -21,7 +21,7 @@ HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 STATICCHECK ?= $(LOCALBIN)/staticcheck-$(STATICCHECK_VERSION)
 ENVTEST_ASSETS ?= $(LOCALBIN)/envtest
 
-GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
+GO_TEST_FLAGS ?= -race -count=1 -timeout 30m
 TEST_PKGS ?= ./...
 
 .PHONY: all
