@@ -253,11 +253,12 @@ type Redis struct {
 	URLSecretRef corev1.SecretKeySelector `json:"urlSecretRef"`
 	// Mode is Standalone (one server, or a managed service's primary
 	// endpoint), Sentinel (the URL names the sentinels) or Cluster (Redis
-	// Cluster; an event's keys share one hash slot).
+	// Cluster; an event's keys share one hash slot). Default Standalone.
 	// +kubebuilder:default=Standalone
 	// +optional
 	Mode RedisMode `json:"mode,omitempty"`
-	// MasterName is the name under which the sentinels monitor the master (Sentinel mode).
+	// MasterName is the name under which the sentinels monitor the master
+	// (Sentinel mode). 1 to 256 characters.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
@@ -304,7 +305,8 @@ type ClientTLS struct {
 	// KeySecretRef selects the key of a Secret holding the PEM private key of the client certificate.
 	// +optional
 	KeySecretRef *corev1.SecretKeySelector `json:"keySecretRef,omitempty"`
-	// ServerName is the name the server's certificate must carry (default: the host dialed).
+	// ServerName is the name the server's certificate must carry (default:
+	// the host dialed). At most 253 characters.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	ServerName string `json:"serverName,omitempty"`
