@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stripe/stripe-go/v85/webhook"
+
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi/httpapitest"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 )
@@ -18,7 +20,7 @@ func routePatterns(e *env) []string {
 // id-carrying header of every route, with valid credentials: never a 5xx,
 // always the JSON error body, nothing written.
 func TestHostileBytesEveryRoute(t *testing.T) {
-	e := newEnv(t)
+	e := stripeEnv(t) // every route served, the Stripe-shaped webhook too
 	// Another customer's order: requests that are valid apart from a
 	// hostile header (a DELETE with a bad Idempotency-Key) must not cancel it.
 	order := e.hold("bob", "A-9-9")
@@ -28,7 +30,8 @@ func TestHostileBytesEveryRoute(t *testing.T) {
 	httpapitest.CheckBadBytes(t, e.base, routePatterns(e), map[string]string{"eventId": "7", "orderId": order},
 		http.Header{QueueTokenHeader: {queue}, "Authorization": {"Bearer " + ident}},
 		http.Header{QueueTokenHeader: {queue}, "Authorization": {"Bearer " + testServiceToken}, "Idempotency-Key": {"key-1"},
-			SignatureHeader: {SignWebhook(testSecret, time.Now(), []byte("{}"))}},
+			SignatureHeader:    {SignWebhook(testSecret, time.Now(), []byte("{}"))},
+			"Stripe-Signature": {webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: []byte("{}"), Secret: stripeSecret}).Header}},
 	)
 	if e.snapshot() != before {
 		t.Fatal("hostile bytes changed the database")

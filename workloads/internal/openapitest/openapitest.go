@@ -16,6 +16,7 @@ package openapitest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -115,6 +116,17 @@ func (v *Validator) Check(req *http.Request, reqBody []byte, resp *http.Response
 	}
 	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode,
 		Header: resp.Header, Options: v.opts}
+	// The document describes the representation; a gzip content coding the
+	// client asked for is checked after decoding it.
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(bytes.NewReader(respBody))
+		if err != nil {
+			return fmt.Errorf("%s: Content-Encoding gzip but the body is not: %v", what, err)
+		}
+		if respBody, err = io.ReadAll(zr); err != nil {
+			return fmt.Errorf("%s: Content-Encoding gzip but the body is not: %v", what, err)
+		}
+	}
 	out.SetBodyBytes(respBody)
 	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
 		return fmt.Errorf("%s: response %d does not match the document: %v\nbody: %.500s", what, resp.StatusCode, err, respBody)

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,10 +122,15 @@ func oneSlot(t *testing.T, c *redis.ClusterClient) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var keys []string
-	holders := 0
+	var (
+		mu      sync.Mutex // ForEachMaster calls fn on every master at once
+		keys    []string
+		holders = 0
+	)
 	err = c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
 		ks, err := m.Keys(ctx, "*").Result()
+		mu.Lock()
+		defer mu.Unlock()
 		if len(ks) > 0 {
 			holders++
 		}
