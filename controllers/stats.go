@@ -44,13 +44,20 @@ type StatsFetcher interface {
 
 // HTTPStats fetches the figures from the queue Service over HTTP.
 type HTTPStats struct {
-	// Client defaults to a client with a 2 s timeout: a slow queue must not
-	// hold up reconciling.
+	// Client defaults to one client shared by every fetch, so connections to
+	// the queues are kept alive between polls.
 	Client *http.Client
-	// BaseURL returns the queue's base URL; defaults to the in-cluster
-	// Service address http://<name>-queue.<namespace>.svc:8080.
+	// BaseURL returns the queue's base URL. When nil, the queue is reached
+	// at its Service's ClusterIP read from Services (QueueServiceIPURL), or
+	// without Services at http://<name>-queue.<namespace>.svc:8080.
 	BaseURL func(te *ticketsv1alpha1.TicketEvent) string
+	// Services reads the queue Services (the manager's cache).
+	Services client.Reader
 }
+
+// sharedStatsClient has a 2 s timeout: a slow queue must not hold up the
+// figures of the other sales.
+var sharedStatsClient = &http.Client{Timeout: 2 * time.Second}
 
 // QueueServiceURL is the in-cluster base URL of a TicketEvent's queue.
 func QueueServiceURL(te *ticketsv1alpha1.TicketEvent) string {
@@ -74,15 +81,20 @@ func QueueServiceIPURL(ctx context.Context, c client.Reader, te *ticketsv1alpha1
 
 // FetchStats implements StatsFetcher.
 func (h *HTTPStats) FetchStats(ctx context.Context, te *ticketsv1alpha1.TicketEvent) (Stats, error) {
-	base := QueueServiceURL
-	if h.BaseURL != nil {
-		base = h.BaseURL
+	var base string
+	switch {
+	case h.BaseURL != nil:
+		base = h.BaseURL(te)
+	case h.Services != nil:
+		base = QueueServiceIPURL(ctx, h.Services, te)
+	default:
+		base = QueueServiceURL(te)
 	}
 	c := h.Client
 	if c == nil {
-		c = &http.Client{Timeout: 2 * time.Second}
+		c = sharedStatsClient
 	}
-	url := fmt.Sprintf("%s/events/%d/stats", base(te), te.Spec.EventID)
+	url := fmt.Sprintf("%s/events/%d/stats", base, te.Spec.EventID)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return Stats{}, fmt.Errorf("stats request: %w", err)

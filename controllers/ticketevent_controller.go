@@ -36,16 +36,18 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
@@ -56,7 +58,8 @@ import (
 // FieldOwner is the server-side apply field manager of the operator.
 const FieldOwner = "ticketfair-operator"
 
-// DefaultStatsInterval is how often sale figures are refreshed while the queue runs.
+// DefaultStatsInterval is how often the StatsPoller fetches sale figures
+// while the queue runs.
 const DefaultStatsInterval = 5 * time.Second
 
 // TicketEventReconciler provisions and reports one sale per TicketEvent.
@@ -67,9 +70,10 @@ type TicketEventReconciler struct {
 	Options render.Options
 	// Recorder records Events on the TicketEvent; nil records none.
 	Recorder events.EventRecorder
-	// Stats fetches the sale figures; nil uses HTTPStats on the queue Service's ClusterIP.
+	// Stats fetches the sale figures for the StatsPoller that
+	// SetupWithManager adds; nil uses HTTPStats on the queue Service's ClusterIP.
 	Stats StatsFetcher
-	// StatsInterval defaults to DefaultStatsInterval.
+	// StatsInterval is the StatsPoller's interval; defaults to DefaultStatsInterval.
 	StatsInterval time.Duration
 	// Now defaults to time.Now.
 	Now func() time.Time
@@ -86,6 +90,9 @@ type TicketEventReconciler struct {
 	Namespaces []string
 	// PodMonitors applies a PodMonitor per TicketEvent (podmonitor.go).
 	PodMonitors bool
+
+	// applied skips applies that would change nothing (apply.go).
+	applied appliedChildren
 }
 
 // +kubebuilder:rbac:groups=tickets.ticketfair.io,resources=ticketevents,verbs=get;list;watch;update;patch
@@ -112,8 +119,6 @@ type observed struct {
 	secrets     []string // referred to but missing
 	migration   ticketsv1alpha1.MigrationStatus
 	deployments map[render.Component]*appsv1.Deployment // nil entry: not created yet
-	stats       *Stats
-	statsErr    error
 }
 
 // Reconcile runs the steps of a sale in order; each step is idempotent.
@@ -122,6 +127,7 @@ func (r *TicketEventReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err := r.Get(ctx, req.NamespacedName, &te); err != nil {
 		if apierrors.IsNotFound(err) {
 			ticketEvents.forget(req.NamespacedName)
+			r.applied.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -179,7 +185,6 @@ func (r *TicketEventReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		{"queue", r.stepQueue},
 		{"migration", r.stepMigration},
 		{"workloads", r.stepWorkloads},
-		{"stats", r.stepStats},
 	}
 	logger := log.FromContext(ctx)
 	for _, s := range steps {
@@ -388,29 +393,6 @@ func (r *TicketEventReconciler) stepWorkloads(ctx context.Context, te *ticketsv1
 	return nil
 }
 
-// stepStats refreshes the sale figures while a queue pod is ready; a failure
-// is reported in the SalesOpen condition and the last figures are kept.
-func (r *TicketEventReconciler) stepStats(ctx context.Context, te *ticketsv1alpha1.TicketEvent, _ *render.Objects, obs *observed) error {
-	if d := obs.deployments[render.Queue]; d == nil || d.Status.ReadyReplicas == 0 {
-		return nil
-	}
-	f := r.Stats
-	if f == nil {
-		f = &HTTPStats{BaseURL: func(te *ticketsv1alpha1.TicketEvent) string { return QueueServiceIPURL(ctx, r.Client, te) }}
-	}
-	s, err := f.FetchStats(ctx, te)
-	if err != nil {
-		statsFetchErrors.Inc()
-		obs.statsErr = err
-		if c := meta.FindStatusCondition(te.Status.Conditions, ticketsv1alpha1.ConditionSalesOpen); c == nil || c.Reason != reasonStatsUnavailable {
-			r.event(te, corev1.EventTypeWarning, reasonStatsUnavailable, "FetchStats", "sale figures unavailable: %v", err)
-		}
-		return nil
-	}
-	obs.stats = &s
-	return nil
-}
-
 func (r *TicketEventReconciler) applyDeployment(ctx context.Context, te *ticketsv1alpha1.TicketEvent, d *appsv1.Deployment, c render.Component, obs *observed) error {
 	if err := r.apply(ctx, te, d); err != nil {
 		return err
@@ -429,45 +411,6 @@ func (r *TicketEventReconciler) observeDeployment(ctx context.Context, te *ticke
 		return fmt.Errorf("get Deployment %s: %w", render.Name(te, c), err)
 	}
 	obs.deployments[c] = &d
-	return nil
-}
-
-// apply writes obj with server-side apply, owned by te. Only the fields the
-// operator renders are sent, so an HPA's replica count or another
-// controller's fields are left alone.
-func (r *TicketEventReconciler) apply(ctx context.Context, te *ticketsv1alpha1.TicketEvent, obj client.Object) error {
-	if err := controllerutil.SetControllerReference(te, obj, r.Scheme); err != nil {
-		return fmt.Errorf("owner reference on %s: %w", obj.GetName(), err)
-	}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return fmt.Errorf("convert %s: %w", obj.GetName(), err)
-	}
-	// Zero values of the typed structs that must not be claimed.
-	delete(u, "status")
-	unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
-	unstructured.RemoveNestedField(u, "spec", "template", "metadata", "creationTimestamp")
-	kind := obj.GetObjectKind().GroupVersionKind().Kind
-	// What the cache holds now, to tell a change from a no-op apply.
-	before := obj.DeepCopyObject().(client.Object)
-	err = r.Get(ctx, client.ObjectKeyFromObject(obj), before)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("get %s %s: %w", kind, obj.GetName(), err)
-	}
-	created := err != nil
-	applied := &unstructured.Unstructured{Object: u}
-	if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply %s %s: %w", kind, obj.GetName(), err)
-	}
-	l := log.FromContext(ctx)
-	switch {
-	case created:
-		l.Info("created", "kind", kind, "name", obj.GetName())
-	case applied.GetResourceVersion() != before.GetResourceVersion():
-		l.Info("changed", "kind", kind, "name", obj.GetName(), "generation", applied.GetGeneration())
-	default:
-		l.V(1).Info("unchanged", "kind", kind, "name", obj.GetName())
-	}
 	return nil
 }
 
@@ -521,21 +464,15 @@ func (r *TicketEventReconciler) writeStatus(ctx context.Context, te *ticketsv1al
 		}
 		log.FromContext(ctx).V(1).Info("status updated", "generation", next.Generation)
 	}
-	return ctrl.Result{RequeueAfter: r.requeueAfter(next, obs)}, nil
+	return ctrl.Result{RequeueAfter: r.requeueAfter(next)}, nil
 }
 
-func (r *TicketEventReconciler) requeueAfter(te *ticketsv1alpha1.TicketEvent, obs observed) time.Duration {
-	if d := obs.deployments[render.Queue]; d != nil && d.Status.ReadyReplicas > 0 {
-		if te.Status.Sale == nil || !te.Status.Sale.SoldOut {
-			if r.StatsInterval > 0 {
-				return r.StatsInterval
-			}
-			return DefaultStatsInterval
-		}
-	}
-	// Before opening, look again when sales open so SalesOpen flips in time.
+// requeueAfter is the one timer of a reconcile: at salesOpenAt, so that
+// SalesOpen flips in time while no queue reports it. Everything else is
+// driven by watches; the sale figures by the StatsPoller.
+func (r *TicketEventReconciler) requeueAfter(te *ticketsv1alpha1.TicketEvent) time.Duration {
 	if until := te.Spec.SalesOpenAt.Sub(r.now()); until > 0 {
-		return min(until+time.Second, 10*time.Minute)
+		return until + time.Second
 	}
 	return 0
 }
@@ -616,45 +553,35 @@ func (r *TicketEventReconciler) computeStatus(te *ticketsv1alpha1.TicketEvent, o
 	r.salesOpenCondition(te, obs, set)
 }
 
+// salesOpenCondition sets SalesOpen from the clock, unless a ready queue
+// reports it: then it is the StatsPoller's, and only re-stamped with the
+// generation.
 func (r *TicketEventReconciler) salesOpenCondition(te *ticketsv1alpha1.TicketEvent, obs observed, set func(string, metav1.ConditionStatus, string, string)) {
-	st := &te.Status
-	if obs.stats != nil {
-		s := obs.stats
-		st.Sale = &ticketsv1alpha1.SaleStatus{
-			Waiting: s.Waiting, Active: s.Active, AdmittedTotal: s.AdmittedTotal, Remaining: s.Remaining,
-			Held: s.Held, Sold: s.Sold, SoldOut: s.SoldOut, Paused: s.Paused, UpdatedAt: metav1.NewTime(s.UpdatedAt.UTC().Truncate(time.Second)),
+	if d := obs.deployments[render.Queue]; d != nil && d.Status.ReadyReplicas > 0 {
+		if c := meta.FindStatusCondition(te.Status.Conditions, ticketsv1alpha1.ConditionSalesOpen); c != nil && fromQueue(c) {
+			set(c.Type, c.Status, c.Reason, c.Message)
+			return
 		}
-		status, msg := metav1.ConditionFalse, "the queue reports sales not open yet"
-		if s.SalesOpen {
-			status, msg = metav1.ConditionTrue, "the queue reports sales open"
-		}
-		if s.SoldOut {
-			msg = "sold out"
-		}
-		if salesOpenAtInPast(te) {
-			msg += "; " + pastOpeningNote(te)
-		}
-		set(ticketsv1alpha1.ConditionSalesOpen, status, reasonStatsReported, msg)
-		return
 	}
+	status, reason, msg := timedSalesOpen(te, r.now())
+	set(ticketsv1alpha1.ConditionSalesOpen, status, reason, msg)
+}
+
+// fromQueue tells a SalesOpen condition the StatsPoller wrote.
+func fromQueue(c *metav1.Condition) bool {
+	return c.Reason == reasonStatsReported || c.Reason == reasonStatsUnavailable
+}
+
+// timedSalesOpen is SalesOpen as the clock and salesOpenAt say.
+func timedSalesOpen(te *ticketsv1alpha1.TicketEvent, now time.Time) (metav1.ConditionStatus, string, string) {
 	status, reason, msg := metav1.ConditionFalse, reasonBeforeSalesOpenAt, "sales open at "+te.Spec.SalesOpenAt.UTC().Format(time.RFC3339)
-	if !r.now().Before(te.Spec.SalesOpenAt.Time) {
+	if !now.Before(te.Spec.SalesOpenAt.Time) {
 		status, reason, msg = metav1.ConditionTrue, reasonSalesOpenAtPassed, "salesOpenAt has passed"
 	}
 	if salesOpenAtInPast(te) {
 		reason, msg = reasonSalesOpenAtInPast, pastOpeningNote(te)
 	}
-	if obs.statsErr != nil {
-		// Keep the last known state and figures, but say they are stale.
-		if c := meta.FindStatusCondition(st.Conditions, ticketsv1alpha1.ConditionSalesOpen); c != nil && c.Reason == reasonStatsReported {
-			status = c.Status
-		}
-		reason, msg = reasonStatsUnavailable, "sale figures are stale: "+obs.statsErr.Error()
-		if salesOpenAtInPast(te) {
-			msg += "; " + pastOpeningNote(te)
-		}
-	}
-	set(ticketsv1alpha1.ConditionSalesOpen, status, reason, msg)
+	return status, reason, msg
 }
 
 // salesOpenAtInPast reports a salesOpenAt that had already passed when the
@@ -714,11 +641,30 @@ func (r *TicketEventReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(secretCache); err != nil {
 		return err
 	}
+	// The sale figures are the StatsPoller's, apart from provisioning.
+	stats := r.Stats
+	if stats == nil {
+		stats = &HTTPStats{Services: mgr.GetClient()}
+	}
+	if err := mgr.Add(&StatsPoller{
+		Client: mgr.GetClient(), Stats: stats, Interval: r.StatsInterval, Recorder: r.Recorder, Now: r.Now,
+		Log: mgr.GetLogger().WithName("stats"),
+	}); err != nil {
+		return fmt.Errorf("stats poller: %w", err)
+	}
 	secretMeta := &metav1.PartialObjectMetadata{}
 	secretMeta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	// A write to status alone (the reconciler's own, the StatsPoller's)
+	// changes nothing to provision.
+	notStatusOnly := builder.WithPredicates(predicate.Or[client.Object](
+		predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+		predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+			return !equality.Semantic.DeepEqual(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers()) ||
+				!e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp())
+		}}))
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&ticketsv1alpha1.TicketEvent{}).
-		Watches(&ticketsv1alpha1.TicketEvent{}, handler.EnqueueRequestsFromMapFunc(r.sameEventID)).
+		For(&ticketsv1alpha1.TicketEvent{}, notStatusOnly).
+		Watches(&ticketsv1alpha1.TicketEvent{}, handler.EnqueueRequestsFromMapFunc(r.sameEventID), notStatusOnly).
 		WatchesRawSource(source.Kind(secretCache, secretMeta, handler.TypedEnqueueRequestsFromMapFunc(r.referencingSecret))).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Secret{}).

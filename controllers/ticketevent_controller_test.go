@@ -695,11 +695,11 @@ func TestTicketEventOperator(t *testing.T) {
 		queueBefore := deploymentOf(t, c, te, render.Queue)
 		bookingBefore := deploymentOf(t, c, te, render.Booking)
 
-		te.Spec.Admission.MaxActive = 8000
-		te.Spec.Admission.Paused = true
-		if err := c.Update(ctx, te); err != nil {
-			t.Fatal(err)
-		}
+		// The StatsPoller may write status meanwhile: retry on a conflict.
+		te = updateSpec(t, c, key, func(te *ticketsv1alpha1.TicketEvent) {
+			te.Spec.Admission.MaxActive = 8000
+			te.Spec.Admission.Paused = true
+		})
 		eventually(t, "queue ConfigMap follows admission", func() error {
 			var cm corev1.ConfigMap
 			if err := c.Get(ctx, client.ObjectKey{Namespace: "sale", Name: render.Name(te, render.Queue)}, &cm); err != nil {
@@ -719,11 +719,9 @@ func TestTicketEventOperator(t *testing.T) {
 			t.Fatalf("queue rolled for an admission change: generation %d -> %d", queueBefore.Generation, queueAfter.Generation)
 		}
 
-		te = getTE(t, c, key)
-		te.Spec.Holds.TTL = &metav1.Duration{Duration: 7 * time.Minute}
-		if err := c.Update(ctx, te); err != nil {
-			t.Fatal(err)
-		}
+		te = updateSpec(t, c, key, func(te *ticketsv1alpha1.TicketEvent) {
+			te.Spec.Holds.TTL = &metav1.Duration{Duration: 7 * time.Minute}
+		})
 		var bookingAfter *appsv1.Deployment
 		eventually(t, "booking rolls for holds.ttl", func() error {
 			bookingAfter = deploymentOf(t, c, te, render.Booking)

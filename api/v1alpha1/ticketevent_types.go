@@ -551,7 +551,8 @@ type SaleStatus struct {
 	// Paused is true while admission is paused.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
-	// UpdatedAt is when the queue computed these figures.
+	// UpdatedAt is when the queue computed these figures. A refresh that
+	// changes no figure is not written, so it may be older than the last one.
 	// +optional
 	UpdatedAt metav1.Time `json:"updatedAt,omitempty"`
 }
