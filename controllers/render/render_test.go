@@ -73,8 +73,10 @@ func TestCredentialNeverLiteral(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "only come from a Secret") {
 		t.Fatalf("literal credential accepted: %v", err)
 	}
-	e, err := renderEnv("cm", []config.Var{{Name: "TICKETFAIR_X", Value: secretRef(corev1.SecretKeySelector{
-		LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}), Secret: true}}, nil)
+	var x string
+	refs := envRefs{}
+	refs.secret(&x, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"})
+	e, err := renderEnv("cm", []config.Var{{Name: "TICKETFAIR_X", Value: x, Secret: true, Field: &x}}, refs)
 	if err != nil || e.env[0].ValueFrom.SecretKeyRef.Name != "s" || len(e.data) != 0 {
 		t.Fatalf("secret ref rendered as %+v, %v", e, err)
 	}
