@@ -727,14 +727,23 @@ func pdb(te *ticketsv1alpha1.TicketEvent, c Component) *policyv1.PodDisruptionBu
 	}
 }
 
+// The autoscaling defaults, for a TicketEvent that the API server did not
+// default (a Go value rendered directly). They are the CRD's
+// +kubebuilder:default markers of spec.<workload>.autoscaling, which
+// TestCRDDefaultsMatchConfig keeps them equal to.
+const (
+	defaultMinReplicas                 int32 = 2
+	defaultTargetCPUUtilizationPercent int32 = 70
+)
+
 func hpa(te *ticketsv1alpha1.TicketEvent, c Component, as *ticketsv1alpha1.Autoscaling) *autoscalingv2.HorizontalPodAutoscaler {
 	minReplicas := as.MinReplicas
 	if minReplicas == 0 {
-		minReplicas = 2
+		minReplicas = defaultMinReplicas
 	}
 	target := as.TargetCPUUtilizationPercentage
 	if target == 0 {
-		target = 70
+		target = defaultTargetCPUUtilizationPercent
 	}
 	return &autoscalingv2.HorizontalPodAutoscaler{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},

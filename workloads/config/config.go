@@ -58,6 +58,19 @@ func Defaults(dst any) error {
 	return LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, dst)
 }
 
+// DefaultsOf returns a T holding the defaults of its tags. Code that fills
+// settings left unset (a struct built by hand rather than loaded) takes them
+// from here, so each default stays stated once, in its tag. It panics on a
+// malformed default tag, a programming error the package's tests rule out
+// for every workload's struct.
+func DefaultsOf[T any]() T {
+	var v T
+	if err := Defaults(&v); err != nil {
+		panic(err)
+	}
+	return v
+}
+
 // LoadFrom is Load with an explicit environment lookup.
 func LoadFrom(fs *flag.FlagSet, args []string, lookup func(string) (string, bool), dst any) error {
 	v := reflect.ValueOf(dst)

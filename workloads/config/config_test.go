@@ -119,3 +119,15 @@ func TestRenderLiveAndField(t *testing.T) {
 		}
 	}
 }
+
+// Every workload's default tags parse (DefaultsOf relies on it).
+func TestWorkloadDefaultsParse(t *testing.T) {
+	for _, dst := range []any{&Queue{}, &Booking{}, &Relay{}, &Tickets{}, &Edge{}} {
+		if err := Defaults(dst); err != nil {
+			t.Errorf("%T: %v", dst, err)
+		}
+	}
+	if r := DefaultsOf[Relay](); r.BatchSize != 500 || r.PollInterval != 500*time.Millisecond {
+		t.Fatalf("DefaultsOf[Relay] = %+v", r)
+	}
+}
