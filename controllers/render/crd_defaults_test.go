@@ -136,7 +136,8 @@ func TestCRDDefaultsMatchConfig(t *testing.T) {
 		constants["spec."+w+".autoscaling.targetCPUUtilizationPercentage"] = defaultTargetCPUUtilizationPercent
 	}
 
-	defaults := crdDefaults(crdSchema(t))
+	schema := crdSchema(t)
+	defaults := crdDefaults(schema)
 	for path, crd := range defaults {
 		switch {
 		case reflect.DeepEqual(crd, map[string]any{}):
@@ -156,6 +157,18 @@ func TestCRDDefaultsMatchConfig(t *testing.T) {
 			if err := sameDefault(f, crd); err != nil {
 				t.Errorf("%s: %v", path, err)
 			}
+		}
+	}
+	// A description that states the default ("Default 5000; at least 1.")
+	// states the marker's.
+	stated := regexp.MustCompile(`\bDefault ([^\s;,]*[^\s;,.])`)
+	for path, crd := range defaults {
+		if strings.Contains(path, "[]") {
+			continue // crdField does not descend into items
+		}
+		desc, _ := crdField(t, schema, path)["description"].(string)
+		if m := stated.FindStringSubmatch(strings.Join(strings.Fields(desc), " ")); m != nil && m[1] != fmt.Sprint(crd) {
+			t.Errorf("%s: the description says Default %s, the marker %v", path, m[1], crd)
 		}
 	}
 	for path := range fields {
