@@ -453,9 +453,11 @@ type renderedEnv struct {
 func renderEnv(configMap string, vars []config.Var, refs envRefs) (renderedEnv, error) {
 	e := renderedEnv{data: map[string]string{}}
 	h := sha256.New()
+	used := 0
 	for _, v := range vars {
 		switch src := refs.of(v); {
 		case src != nil:
+			used++
 			if src.SecretKeyRef != nil && (src.SecretKeyRef.Name == "" || src.SecretKeyRef.Key == "") {
 				return e, fmt.Errorf("%s: secret reference %s/%s needs a name and a key", v.Name, src.SecretKeyRef.Name, src.SecretKeyRef.Key)
 			}
@@ -475,6 +477,11 @@ func renderEnv(configMap string, vars []config.Var, refs envRefs) (renderedEnv, 
 				fmt.Fprintf(h, "%s=%s\n", v.Name, v.Value)
 			}
 		}
+	}
+	if used != len(refs) {
+		// A reference to a field of another struct (a copy, say) would
+		// silently lose its Secret.
+		return e, fmt.Errorf("%d of %d references are to fields that were not rendered", len(refs)-used, len(refs))
 	}
 	e.hash = hex.EncodeToString(h.Sum(nil))[:16]
 	return e, nil

@@ -82,6 +82,17 @@ func TestCredentialNeverLiteral(t *testing.T) {
 	}
 }
 
+// A Secret reference must be to a field that is rendered: one to a copy's
+// field would lose the credential.
+func TestSecretRefToUnrenderedField(t *testing.T) {
+	var rendered, other string
+	refs := envRefs{}
+	refs.secret(&other, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"})
+	if _, err := renderEnv("cm", []config.Var{{Name: "TICKETFAIR_X", Secret: true, Field: &rendered}}, refs); err == nil {
+		t.Fatal("a reference to a field that was not rendered was dropped silently")
+	}
+}
+
 // The queue's config hash ignores the live keys (admission, salesOpenAt) but not the rest;
 // booking's follows holds.
 func TestConfigHash(t *testing.T) {
