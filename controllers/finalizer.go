@@ -230,15 +230,18 @@ func (r *TicketEventReconciler) redisConfig(ctx context.Context, te *ticketsv1al
 	if te.Spec.Redis == nil {
 		return config.Redis{}, fmt.Errorf("%w: spec.redis is not set", errNoRedis)
 	}
-	withRefs := render.RedisConfig(te.Spec.Redis)
+	withRefs, err := render.RedisEnv(te.Spec.Redis)
+	if err != nil {
+		return config.Redis{}, err
+	}
 	env := map[string]string{}
 	secrets := map[string]*corev1.Secret{}
-	for _, v := range config.Render(&withRefs) {
-		ref, ok := render.SecretRef(v.Value)
-		if !ok {
+	for _, v := range withRefs {
+		if v.ValueFrom == nil || v.ValueFrom.SecretKeyRef == nil {
 			env[v.Name] = v.Value
 			continue
 		}
+		ref := *v.ValueFrom.SecretKeyRef
 		s, ok := secrets[ref.Name]
 		if !ok {
 			s = &corev1.Secret{}

@@ -28,68 +28,62 @@ import (
 // The connections to Redis, PostgreSQL and Kafka: every credential and
 // certificate reaches the container from its Secret, never as a value.
 
-func redisConfig(dst *config.Redis, r *ticketsv1alpha1.Redis) {
-	dst.RedisURL = secretRef(r.URLSecretRef)
+func redisConfig(dst *config.Redis, r *ticketsv1alpha1.Redis, refs envRefs) {
+	refs.secret(&dst.RedisURL, r.URLSecretRef)
 	if r.Mode != "" {
 		dst.RedisMode = strings.ToLower(string(r.Mode))
 	}
 	dst.RedisMasterName = r.MasterName
-	dst.RedisUsername = optSecretRef(r.UsernameSecretRef)
-	dst.RedisPassword = optSecretRef(r.PasswordSecretRef)
-	dst.RedisSentinelUsername = optSecretRef(r.SentinelUsernameSecretRef)
-	dst.RedisSentinelPassword = optSecretRef(r.SentinelPasswordSecretRef)
+	refs.optSecret(&dst.RedisUsername, r.UsernameSecretRef)
+	refs.optSecret(&dst.RedisPassword, r.PasswordSecretRef)
+	refs.optSecret(&dst.RedisSentinelUsername, r.SentinelUsernameSecretRef)
+	refs.optSecret(&dst.RedisSentinelPassword, r.SentinelPasswordSecretRef)
 	if t := r.TLS; t != nil {
 		dst.RedisTLS = true
-		dst.RedisTLSCA = optSecretRef(t.CASecretRef)
-		dst.RedisTLSCert = optSecretRef(t.CertSecretRef)
-		dst.RedisTLSKey = optSecretRef(t.KeySecretRef)
+		refs.optSecret(&dst.RedisTLSCA, t.CASecretRef)
+		refs.optSecret(&dst.RedisTLSCert, t.CertSecretRef)
+		refs.optSecret(&dst.RedisTLSKey, t.KeySecretRef)
 		dst.RedisTLSServerName = t.ServerName
 	}
 }
 
-func postgresConfig(dst *config.Postgres, p *ticketsv1alpha1.Postgres) {
-	dst.DatabaseURL = secretRef(p.URLSecretRef)
-	dst.DatabaseTLSCA = optSecretRef(p.CASecretRef)
+func postgresConfig(dst *config.Postgres, p *ticketsv1alpha1.Postgres, refs envRefs) {
+	refs.secret(&dst.DatabaseURL, p.URLSecretRef)
+	refs.optSecret(&dst.DatabaseTLSCA, p.CASecretRef)
 }
 
-func kafkaSecurity(dst *config.Kafka, k *ticketsv1alpha1.Kafka) {
+func kafkaSecurity(dst *config.Kafka, k *ticketsv1alpha1.Kafka, refs envRefs) {
 	if t := k.TLS; t != nil {
 		dst.KafkaTLS = true
-		dst.KafkaTLSCA = optSecretRef(t.CASecretRef)
-		dst.KafkaTLSCert = optSecretRef(t.CertSecretRef)
-		dst.KafkaTLSKey = optSecretRef(t.KeySecretRef)
+		refs.optSecret(&dst.KafkaTLSCA, t.CASecretRef)
+		refs.optSecret(&dst.KafkaTLSCert, t.CertSecretRef)
+		refs.optSecret(&dst.KafkaTLSKey, t.KeySecretRef)
 		dst.KafkaTLSServerName = t.ServerName
 	}
 	if s := k.SASL; s != nil {
 		dst.KafkaSASLMechanism = s.Mechanism
-		dst.KafkaUsername = secretRef(s.UsernameSecretRef)
-		dst.KafkaPassword = secretRef(s.PasswordSecretRef)
+		refs.secret(&dst.KafkaUsername, s.UsernameSecretRef)
+		refs.secret(&dst.KafkaPassword, s.PasswordSecretRef)
 	}
 }
 
-func optSecretRef(s *corev1.SecretKeySelector) string {
-	if s == nil {
-		return ""
-	}
-	return secretRef(*s)
-}
-
-// RedisConfig is the workloads' Redis configuration of spec.redis, with
-// every credential as a Secret reference (see SecretRef): the operator
-// resolves them itself for --redis-cleanup.
-func RedisConfig(r *ticketsv1alpha1.Redis) config.Redis {
+// RedisEnv is the workloads' Redis configuration of spec.redis as env vars:
+// a literal value, or (every credential) a reference to a Secret's key. The
+// operator resolves them itself for --redis-cleanup.
+func RedisEnv(r *ticketsv1alpha1.Redis) ([]corev1.EnvVar, error) {
 	var c config.Redis
-	defaults(&c)
-	redisConfig(&c, r)
-	return c
-}
-
-// SecretRef decodes a configuration value that refers to a Secret's key.
-func SecretRef(value string) (corev1.SecretKeySelector, bool) {
-	rest, ok := strings.CutPrefix(value, refPrefix+"secret:")
-	if !ok {
-		return corev1.SecretKeySelector{}, false
+	if err := defaults(&c); err != nil {
+		return nil, err
 	}
-	name, key, ok := strings.Cut(rest, "/")
-	return corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key}, ok
+	refs := envRefs{}
+	redisConfig(&c, r, refs)
+	var out []corev1.EnvVar
+	for _, v := range config.Render(&c) {
+		if src := refs.of(v); src != nil {
+			out = append(out, corev1.EnvVar{Name: v.Name, ValueFrom: src.DeepCopy()})
+			continue
+		}
+		out = append(out, corev1.EnvVar{Name: v.Name, Value: v.Value})
+	}
+	return out, nil
 }

@@ -105,8 +105,15 @@ func TestManagedDataStores(t *testing.T) {
 		t.Error("the migration Job has no database CA")
 	}
 	// --redis-cleanup resolves the same configuration.
-	rc := RedisConfig(te.Spec.Redis)
-	if s, ok := SecretRef(rc.RedisPassword); !ok || s.Name != "redis-acl" || s.Key != "password" || rc.RedisMode != "sentinel" {
-		t.Fatalf("RedisConfig: %+v", rc)
+	rc, err := RedisEnv(te.Spec.Redis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]corev1.EnvVar{}
+	for _, e := range rc {
+		env[e.Name] = e
+	}
+	if s := env["TICKETFAIR_REDIS_PASSWORD"].ValueFrom; s == nil || s.SecretKeyRef == nil || s.SecretKeyRef.Name != "redis-acl" || s.SecretKeyRef.Key != "password" || env["TICKETFAIR_REDIS_MODE"].Value != "sentinel" {
+		t.Fatalf("RedisEnv: %+v", rc)
 	}
 }

@@ -208,7 +208,7 @@ func Render(te *ticketsv1alpha1.TicketEvent, opts Options) (*Objects, error) {
 	}
 	envs := map[Component]renderedEnv{}
 	for _, c := range Components {
-		e, err := renderEnv(Name(te, c), cfgs[c].vars, cfgs[c].live)
+		e, err := renderEnv(Name(te, c), cfgs[c].vars, cfgs[c].refs)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c, err)
 		}
@@ -244,13 +244,16 @@ func Render(te *ticketsv1alpha1.TicketEvent, opts Options) (*Objects, error) {
 // workloadConfig is one workload's rendered configuration.
 type workloadConfig struct {
 	vars []config.Var
-	live map[string]bool // env names the workload follows live (not in the config hash)
+	refs envRefs // fields whose value comes from a Secret key or a pod field
 	port int32
 }
 
-func defaults(dst any) {
-	// Defaults come from the struct tags, exactly as the workload sees them.
-	_ = config.LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, dst)
+// defaults fills dst from the struct tags, exactly as the workload sees them.
+func defaults(dst any) error {
+	if err := config.Defaults(dst); err != nil {
+		return fmt.Errorf("workload defaults: %w", err)
+	}
+	return nil
 }
 
 func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadConfig, error) {
@@ -259,46 +262,43 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 	out := map[Component]workloadConfig{}
 
 	var q config.Queue
-	defaults(&q)
+	if err := defaults(&q); err != nil {
+		return nil, err
+	}
+	qrefs := envRefs{}
 	q.DrainDelay = drainDelay
 	q.EventID = s.EventID
-	redisConfig(&q.Redis, s.Redis)
-	identity(&q.Identity, s.Identity)
-	q.AccessTokenKeys = secretRef(corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyAccessTokenKeys})
+	redisConfig(&q.Redis, s.Redis, qrefs)
+	identity(&q.Identity, s.Identity, qrefs)
+	qrefs.secret(&q.AccessTokenKeys, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyAccessTokenKeys})
 	admission(&q.Admission, s.Admission)
 	q.SalesOpenAt = s.SalesOpenAt.UTC().Format(time.RFC3339)
 	q.Admitter = true
 	q.LeaderElection = true
 	q.LeaseName = LeaseName(te)
-	q.Namespace = fieldRef("metadata.namespace")
-	q.PodName = fieldRef("metadata.name")
+	qrefs.field(&q.Namespace, "metadata.namespace")
+	qrefs.field(&q.PodName, "metadata.name")
 	q.TicketEventName = te.Name
 	// The queue follows spec.admission and spec.salesOpenAt of its
-	// TicketEvent live, so those keys must not roll its pods.
-	live := map[string]bool{}
-	for _, v := range config.Render(&q.Admission) {
-		live[v.Name] = true
-	}
-	qvars := config.Render(&q)
-	for _, v := range qvars {
-		if v.Value == q.SalesOpenAt {
-			live[v.Name] = true
-		}
-	}
+	// TicketEvent live: their fields are tagged live, and their keys do not
+	// roll its pods.
 	port, err := httpPort(q.HTTPAddr)
 	if err != nil {
 		return nil, err
 	}
-	out[Queue] = workloadConfig{vars: qvars, live: live, port: port}
+	out[Queue] = workloadConfig{vars: config.Render(&q), refs: qrefs, port: port}
 
 	var b config.Booking
-	defaults(&b)
+	if err := defaults(&b); err != nil {
+		return nil, err
+	}
+	brefs := envRefs{}
 	b.DrainDelay = drainDelay
 	b.EventID = s.EventID
-	postgresConfig(&b.Postgres, s.Postgres)
-	redisConfig(&b.Redis, s.Redis)
-	identity(&b.Identity, s.Identity)
-	b.AccessTokenKeys = secretRef(corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyAccessTokenKeys})
+	postgresConfig(&b.Postgres, s.Postgres, brefs)
+	redisConfig(&b.Redis, s.Redis, brefs)
+	identity(&b.Identity, s.Identity, brefs)
+	brefs.secret(&b.AccessTokenKeys, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyAccessTokenKeys})
 	if s.Holds.TTL != nil {
 		b.HoldTTL = s.Holds.TTL.Duration
 	}
@@ -312,44 +312,48 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 		b.MaxSeatsPerCustomer = int(s.Holds.MaxSeatsPerCustomer)
 	}
 	if s.Payment.WebhookSecretRef != nil {
-		b.WebhookSecrets = secretRef(*s.Payment.WebhookSecretRef)
+		brefs.secret(&b.WebhookSecrets, *s.Payment.WebhookSecretRef)
 	}
-	b.ServiceToken = secretRef(corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyServiceToken})
+	brefs.secret(&b.ServiceToken, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyServiceToken})
 	b.Seating = Seating(s.Seating.Sections)
 	if port, err = httpPort(b.HTTPAddr); err != nil {
 		return nil, err
 	}
-	out[Booking] = workloadConfig{vars: config.Render(&b), port: port}
+	out[Booking] = workloadConfig{vars: config.Render(&b), refs: brefs, port: port}
 
 	var r config.Relay
-	defaults(&r)
+	if err := defaults(&r); err != nil {
+		return nil, err
+	}
+	rrefs := envRefs{}
 	r.DrainDelay = drainDelay
-	postgresConfig(&r.Postgres, s.Postgres)
-	kafka(&r.Kafka, s.Kafka)
+	postgresConfig(&r.Postgres, s.Postgres, rrefs)
+	kafka(&r.Kafka, s.Kafka, rrefs)
 	if port, err = httpPort(r.HTTPAddr); err != nil {
 		return nil, err
 	}
-	out[Relay] = workloadConfig{vars: config.Render(&r), port: port}
+	out[Relay] = workloadConfig{vars: config.Render(&r), refs: rrefs, port: port}
 
 	var t config.Tickets
-	defaults(&t)
+	if err := defaults(&t); err != nil {
+		return nil, err
+	}
+	trefs := envRefs{}
 	t.DrainDelay = drainDelay
-	postgresConfig(&t.Postgres, s.Postgres)
-	kafka(&t.Kafka, s.Kafka)
-	identity(&t.Identity, s.Identity)
-	t.TicketKeys = secretRef(corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyTicketKeys})
+	postgresConfig(&t.Postgres, s.Postgres, trefs)
+	kafka(&t.Kafka, s.Kafka, trefs)
+	identity(&t.Identity, s.Identity, trefs)
+	trefs.secret(&t.TicketKeys, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyTicketKeys})
 	if port, err = httpPort(t.HTTPAddr); err != nil {
 		return nil, err
 	}
-	out[Tickets] = workloadConfig{vars: config.Render(&t), port: port}
+	out[Tickets] = workloadConfig{vars: config.Render(&t), refs: trefs, port: port}
 	return out, nil
 }
 
-func identity(dst *config.Identity, id *ticketsv1alpha1.Identity) {
+func identity(dst *config.Identity, id *ticketsv1alpha1.Identity, refs envRefs) {
 	dst.IdentityHMACSecret = ""
-	if id.HMACSecretRef != nil {
-		dst.IdentityHMACSecret = secretRef(*id.HMACSecretRef)
-	}
+	refs.optSecret(&dst.IdentityHMACSecret, id.HMACSecretRef)
 	dst.IdentityJWKSURL = id.JWKSURL
 	if id.Issuer != "" {
 		dst.IdentityIssuer = id.Issuer
@@ -382,7 +386,7 @@ func admission(dst *config.Admission, a ticketsv1alpha1.Admission) {
 	dst.Paused = a.Paused
 }
 
-func kafka(dst *config.Kafka, k *ticketsv1alpha1.Kafka) {
+func kafka(dst *config.Kafka, k *ticketsv1alpha1.Kafka, refs envRefs) {
 	dst.Brokers = append([]string(nil), k.Brokers...)
 	if k.TicketIssuedTopic != "" {
 		dst.TopicTicketIssued = k.TicketIssuedTopic
@@ -390,7 +394,7 @@ func kafka(dst *config.Kafka, k *ticketsv1alpha1.Kafka) {
 	if k.RefundRequestedTopic != "" {
 		dst.TopicRefundRequested = k.RefundRequestedTopic
 	}
-	kafkaSecurity(dst, k)
+	kafkaSecurity(dst, k, refs)
 }
 
 func httpPort(addr string) (int32, error) {
@@ -405,16 +409,39 @@ func httpPort(addr string) (int32, error) {
 	return int32(n), nil
 }
 
-// A config field whose value is a reference (a Secret key, a pod field)
-// carries it encoded behind refPrefix; renderEnv turns it into valueFrom.
-// NUL cannot occur in a real env value, so the encoding is unambiguous.
-const refPrefix = "\x00ref:"
+// envRefs maps a config field (its address, as config.Var.Field gives it)
+// to where its value comes from when it is not a literal: a Secret's key or
+// a field of the pod. renderEnv turns such a field into a valueFrom env var.
+type envRefs map[any]*corev1.EnvVarSource
 
-func secretRef(s corev1.SecretKeySelector) string {
-	return refPrefix + "secret:" + s.Name + "/" + s.Key
+// secret makes the field's value come from the Secret key s.
+func (r envRefs) secret(field *string, s corev1.SecretKeySelector) {
+	*field = ""
+	r[field] = &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: s.Name}, Key: s.Key}}
 }
 
-func fieldRef(path string) string { return refPrefix + "field:" + path }
+// optSecret is secret when s is set, and otherwise leaves the field alone.
+func (r envRefs) optSecret(field *string, s *corev1.SecretKeySelector) {
+	if s != nil {
+		r.secret(field, *s)
+	}
+}
+
+// field makes the field's value come from the pod's field at path (the
+// downward API).
+func (r envRefs) field(field *string, path string) {
+	*field = ""
+	r[field] = &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: path}}
+}
+
+// of is the source of v's value, nil for a literal.
+func (r envRefs) of(v config.Var) *corev1.EnvVarSource {
+	if v.Field == nil {
+		return nil
+	}
+	return r[v.Field]
+}
 
 // renderedEnv is the env of a container and the ConfigMap data it refers to.
 type renderedEnv struct {
@@ -423,17 +450,18 @@ type renderedEnv struct {
 	hash string // of everything read only at start
 }
 
-func renderEnv(configMap string, vars []config.Var, live map[string]bool) (renderedEnv, error) {
+func renderEnv(configMap string, vars []config.Var, refs envRefs) (renderedEnv, error) {
 	e := renderedEnv{data: map[string]string{}}
 	h := sha256.New()
+	used := 0
 	for _, v := range vars {
-		switch {
-		case strings.HasPrefix(v.Value, refPrefix):
-			src, err := valueFrom(strings.TrimPrefix(v.Value, refPrefix))
-			if err != nil {
-				return e, fmt.Errorf("%s: %w", v.Name, err)
+		switch src := refs.of(v); {
+		case src != nil:
+			used++
+			if src.SecretKeyRef != nil && (src.SecretKeyRef.Name == "" || src.SecretKeyRef.Key == "") {
+				return e, fmt.Errorf("%s: secret reference %s/%s needs a name and a key", v.Name, src.SecretKeyRef.Name, src.SecretKeyRef.Key)
 			}
-			e.env = append(e.env, corev1.EnvVar{Name: v.Name, ValueFrom: src})
+			e.env = append(e.env, corev1.EnvVar{Name: v.Name, ValueFrom: src.DeepCopy()})
 		case v.Secret && v.Value == "":
 			// An optional credential that this sale does not use.
 		case v.Secret:
@@ -445,29 +473,18 @@ func renderEnv(configMap string, vars []config.Var, live map[string]bool) (rende
 			e.env = append(e.env, corev1.EnvVar{Name: v.Name, ValueFrom: &corev1.EnvVarSource{
 				ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}, Key: v.Name},
 			}})
-			if !live[v.Name] {
+			if !v.Live {
 				fmt.Fprintf(h, "%s=%s\n", v.Name, v.Value)
 			}
 		}
 	}
+	if used != len(refs) {
+		// A reference to a field of another struct (a copy, say) would
+		// silently lose its Secret.
+		return e, fmt.Errorf("%d of %d references are to fields that were not rendered", len(refs)-used, len(refs))
+	}
 	e.hash = hex.EncodeToString(h.Sum(nil))[:16]
 	return e, nil
-}
-
-func valueFrom(ref string) (*corev1.EnvVarSource, error) {
-	kind, rest, _ := strings.Cut(ref, ":")
-	switch kind {
-	case "secret":
-		name, key, ok := strings.Cut(rest, "/")
-		if !ok || name == "" || key == "" {
-			return nil, fmt.Errorf("secret reference %q needs a name and a key", rest)
-		}
-		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key}}, nil
-	case "field":
-		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: rest}}, nil
-	}
-	return nil, fmt.Errorf("unknown reference %q", ref)
 }
 
 func meta(te *ticketsv1alpha1.TicketEvent, c Component, name string) metav1.ObjectMeta {
@@ -717,14 +734,23 @@ func pdb(te *ticketsv1alpha1.TicketEvent, c Component) *policyv1.PodDisruptionBu
 	}
 }
 
+// The autoscaling defaults, for a TicketEvent that the API server did not
+// default (a Go value rendered directly). They are the CRD's
+// +kubebuilder:default markers of spec.<workload>.autoscaling, which
+// TestCRDDefaultsMatchConfig keeps them equal to.
+const (
+	defaultMinReplicas                 int32 = 2
+	defaultTargetCPUUtilizationPercent int32 = 70
+)
+
 func hpa(te *ticketsv1alpha1.TicketEvent, c Component, as *ticketsv1alpha1.Autoscaling) *autoscalingv2.HorizontalPodAutoscaler {
 	minReplicas := as.MinReplicas
 	if minReplicas == 0 {
-		minReplicas = 2
+		minReplicas = defaultMinReplicas
 	}
 	target := as.TargetCPUUtilizationPercentage
 	if target == 0 {
-		target = 70
+		target = defaultTargetCPUUtilizationPercent
 	}
 	return &autoscalingv2.HorizontalPodAutoscaler{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},

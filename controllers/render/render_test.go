@@ -73,10 +73,23 @@ func TestCredentialNeverLiteral(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "only come from a Secret") {
 		t.Fatalf("literal credential accepted: %v", err)
 	}
-	e, err := renderEnv("cm", []config.Var{{Name: "TICKETFAIR_X", Value: secretRef(corev1.SecretKeySelector{
-		LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}), Secret: true}}, nil)
+	var x string
+	refs := envRefs{}
+	refs.secret(&x, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"})
+	e, err := renderEnv("cm", []config.Var{{Name: "TICKETFAIR_X", Value: x, Secret: true, Field: &x}}, refs)
 	if err != nil || e.env[0].ValueFrom.SecretKeyRef.Name != "s" || len(e.data) != 0 {
 		t.Fatalf("secret ref rendered as %+v, %v", e, err)
+	}
+}
+
+// A Secret reference must be to a field that is rendered: one to a copy's
+// field would lose the credential.
+func TestSecretRefToUnrenderedField(t *testing.T) {
+	var rendered, other string
+	refs := envRefs{}
+	refs.secret(&other, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"})
+	if _, err := renderEnv("cm", []config.Var{{Name: "TICKETFAIR_X", Secret: true, Field: &rendered}}, refs); err == nil {
+		t.Fatal("a reference to a field that was not rendered was dropped silently")
 	}
 }
 

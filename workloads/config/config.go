@@ -8,7 +8,19 @@
 // Supported field types: string, bool, int, int32, int64, float64,
 // time.Duration and []string (comma separated). Nested structs are
 // flattened. A field tagged secret:"true" holds a credential: the operator
-// renders it as a reference to a Secret, never as a literal value.
+// renders it as a reference to a Secret, never as a literal value. A field
+// tagged live:"true" is one the workload also follows live (the queue reads
+// spec.admission and spec.salesOpenAt of its TicketEvent), so the operator
+// leaves it out of the config hash that rolls the pods.
+//
+// Each default is stated once, in its default tag: the workload reads it
+// through Load, the operator through Defaults, and a test of the operator
+// checks that the CRD's +kubebuilder:default markers agree with the tags.
+//
+// The loader is a small reflection walk written here rather than a library
+// (such as caarlos0/env or kelseyhightower/envconfig): those read the
+// environment but neither register the flags nor render the variables back
+// from a struct, which the operator needs to render from the same structs.
 package config
 
 import (
@@ -26,6 +38,11 @@ type Var struct {
 	Name   string
 	Value  string
 	Secret bool // the value is a credential and belongs in a Secret
+	Live   bool // the workload follows the setting live, without a restart
+	// Field is the address of the field in the struct given to Render (nil
+	// when it was not given by pointer), so a caller can attach something
+	// to a field, such as the Secret key its value comes from.
+	Field any
 }
 
 // Load fills dst (a pointer to a struct) from its defaults, then the
@@ -33,6 +50,25 @@ type Var struct {
 // may be nil to read only the environment.
 func Load(fs *flag.FlagSet, args []string, dst any) error {
 	return LoadFrom(fs, args, os.LookupEnv, dst)
+}
+
+// Defaults fills dst (a pointer to a struct) with the defaults of its tags
+// only, as Load does before it reads the environment.
+func Defaults(dst any) error {
+	return LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, dst)
+}
+
+// DefaultsOf returns a T holding the defaults of its tags. Code that fills
+// settings left unset (a struct built by hand rather than loaded) takes them
+// from here, so each default stays stated once, in its tag. It panics on a
+// malformed default tag, a programming error the package's tests rule out
+// for every workload's struct.
+func DefaultsOf[T any]() T {
+	var v T
+	if err := Defaults(&v); err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // LoadFrom is Load with an explicit environment lookup.
@@ -89,7 +125,12 @@ func Render(src any) []Var {
 		if name == "" {
 			return
 		}
-		out = append(out, Var{Name: name, Value: format(fv), Secret: f.Tag.Get("secret") == "true"})
+		var field any
+		if fv.CanAddr() {
+			field = fv.Addr().Interface()
+		}
+		out = append(out, Var{Name: name, Value: format(fv), Secret: f.Tag.Get("secret") == "true",
+			Live: f.Tag.Get("live") == "true", Field: field})
 	})
 	return out
 }

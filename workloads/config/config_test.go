@@ -68,9 +68,9 @@ func TestRenderRoundTrip(t *testing.T) {
 	c.Secret = "s3cret"
 	vars := Render(&c)
 	want := []Var{
-		{Name: "TICKETFAIR_T_NAME", Value: "n"},
-		{Name: "TICKETFAIR_T_BROKERS", Value: "a:1,b:2"},
-		{Name: "TICKETFAIR_T_SECRET", Value: "s3cret", Secret: true},
+		{Name: "TICKETFAIR_T_NAME", Value: "n", Field: &c.Name},
+		{Name: "TICKETFAIR_T_BROKERS", Value: "a:1,b:2", Field: &c.Kafka.Brokers},
+		{Name: "TICKETFAIR_T_SECRET", Value: "s3cret", Secret: true, Field: &c.Secret},
 	}
 	if !reflect.DeepEqual(vars, want) {
 		t.Fatalf("Render = %+v, want %+v", vars, want)
@@ -85,5 +85,49 @@ func TestRenderRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(back, c) {
 		t.Fatalf("round trip: got %+v, want %+v", back, c)
+	}
+}
+
+// Render reports the live tag and each field's address (given a pointer),
+// and Defaults reads the default tags only.
+func TestRenderLiveAndField(t *testing.T) {
+	var q Queue
+	if err := Defaults(&q); err != nil {
+		t.Fatal(err)
+	}
+	if q.MaxActive != 5000 || q.TokenTTL != 10*time.Minute || q.PreQueue != "shuffle" {
+		t.Fatalf("Defaults: %+v", q.Admission)
+	}
+	live := map[string]bool{}
+	for _, v := range Render(&q) {
+		if v.Live {
+			live[v.Name] = true
+		}
+		if v.Name == "TICKETFAIR_MAX_ACTIVE" && v.Field != &q.MaxActive {
+			t.Errorf("Field of %s is %v, want &q.MaxActive", v.Name, v.Field)
+		}
+	}
+	want := map[string]bool{"TICKETFAIR_MAX_ACTIVE": true, "TICKETFAIR_ADMIT_RATE": true, "TICKETFAIR_TICK_INTERVAL": true,
+		"TICKETFAIR_TOKEN_TTL": true, "TICKETFAIR_CLAIM_TIMEOUT": true, "TICKETFAIR_PRE_QUEUE": true, "TICKETFAIR_PAUSED": true,
+		"TICKETFAIR_SALES_OPEN_AT": true}
+	if !reflect.DeepEqual(live, want) {
+		t.Fatalf("live = %v, want %v", live, want)
+	}
+	for _, v := range Render(q) {
+		if v.Field != nil {
+			t.Fatalf("Render of a struct value gave %s an address", v.Name)
+		}
+	}
+}
+
+// Every workload's default tags parse (DefaultsOf relies on it).
+func TestWorkloadDefaultsParse(t *testing.T) {
+	for _, dst := range []any{&Queue{}, &Booking{}, &Relay{}, &Tickets{}, &Edge{}} {
+		if err := Defaults(dst); err != nil {
+			t.Errorf("%T: %v", dst, err)
+		}
+	}
+	if r := DefaultsOf[Relay](); r.BatchSize != 500 || r.PollInterval != 500*time.Millisecond {
+		t.Fatalf("DefaultsOf[Relay] = %+v", r)
 	}
 }

@@ -12,7 +12,7 @@ type Queue struct {
 	AccessTokens
 	Admission
 
-	SalesOpenAt string `env:"TICKETFAIR_SALES_OPEN_AT" flag:"sales-open-at" usage:"RFC 3339 time when sales open; joins before it form the pre-queue"`
+	SalesOpenAt string `env:"TICKETFAIR_SALES_OPEN_AT" flag:"sales-open-at" live:"true" usage:"RFC 3339 time when sales open; joins before it form the pre-queue"`
 	// JoinBatch coalesces the joins arriving at one pod at the same moment
 	// into one script call.
 	JoinBatch int `env:"TICKETFAIR_JOIN_BATCH" flag:"join-batch" default:"256" usage:"most concurrent joins coalesced into one Redis script call (1: one call per join)"`
@@ -30,14 +30,14 @@ type Queue struct {
 	Kubeconfig      string        `env:"TICKETFAIR_KUBECONFIG" flag:"kubeconfig" usage:"kubeconfig outside a cluster (in a pod: in-cluster config)"`
 }
 
-// Admission is the live part of the queue's configuration. The operator
-// renders it from TicketEvent.spec.admission.
+// Admission is the live part of the queue's configuration (tagged
+// live:"true"). The operator renders it from TicketEvent.spec.admission.
 type Admission struct {
-	MaxActive     int           `env:"TICKETFAIR_MAX_ACTIVE" flag:"max-active" default:"5000" usage:"most people in seat selection at once"`
-	RatePerSecond int           `env:"TICKETFAIR_ADMIT_RATE" flag:"admit-rate" default:"500" usage:"most admissions per second"`
-	TickInterval  time.Duration `env:"TICKETFAIR_TICK_INTERVAL" flag:"tick-interval" default:"1s" usage:"admitter tick"`
-	TokenTTL      time.Duration `env:"TICKETFAIR_TOKEN_TTL" flag:"token-ttl" default:"10m" usage:"lifetime of an access token and its session"`
-	ClaimTimeout  time.Duration `env:"TICKETFAIR_CLAIM_TIMEOUT" flag:"claim-timeout" default:"60s" usage:"time an admitted person has to pick up the token"`
-	PreQueue      string        `env:"TICKETFAIR_PRE_QUEUE" flag:"pre-queue" default:"shuffle" usage:"order of the pre-queue at opening: shuffle or fifo"`
-	Paused        bool          `env:"TICKETFAIR_PAUSED" flag:"paused" usage:"stop admitting (joins still accepted)"`
+	MaxActive     int           `env:"TICKETFAIR_MAX_ACTIVE" flag:"max-active" live:"true" default:"5000" usage:"most people in seat selection at once"`
+	RatePerSecond int           `env:"TICKETFAIR_ADMIT_RATE" flag:"admit-rate" live:"true" default:"500" usage:"most admissions per second"`
+	TickInterval  time.Duration `env:"TICKETFAIR_TICK_INTERVAL" flag:"tick-interval" live:"true" default:"1s" usage:"admitter tick"`
+	TokenTTL      time.Duration `env:"TICKETFAIR_TOKEN_TTL" flag:"token-ttl" live:"true" default:"10m" usage:"lifetime of an access token and its session"`
+	ClaimTimeout  time.Duration `env:"TICKETFAIR_CLAIM_TIMEOUT" flag:"claim-timeout" live:"true" default:"60s" usage:"time an admitted person has to pick up the token"`
+	PreQueue      string        `env:"TICKETFAIR_PRE_QUEUE" flag:"pre-queue" live:"true" default:"shuffle" usage:"order of the pre-queue at opening: shuffle or fifo"`
+	Paused        bool          `env:"TICKETFAIR_PAUSED" flag:"paused" live:"true" usage:"stop admitting (joins still accepted)"`
 }

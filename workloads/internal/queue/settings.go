@@ -21,17 +21,22 @@ func (s Settings) validate() (Settings, error) {
 	if s.MaxActive < 0 || s.RatePerSecond < 0 {
 		return s, fmt.Errorf("maxActive and ratePerSecond must not be negative")
 	}
+	// Settings left unset take the defaults of their config tags.
+	def := config.DefaultsOf[config.Admission]()
 	if s.TickInterval <= 0 {
-		s.TickInterval = time.Second
+		s.TickInterval = def.TickInterval
 	}
 	if s.TokenTTL <= 0 {
-		s.TokenTTL = 10 * time.Minute
+		s.TokenTTL = def.TokenTTL
 	}
 	if s.ClaimTimeout <= 0 {
-		s.ClaimTimeout = time.Minute
+		s.ClaimTimeout = def.ClaimTimeout
+	}
+	if s.PreQueue == "" {
+		s.PreQueue = def.PreQueue
 	}
 	switch strings.ToLower(s.PreQueue) {
-	case "", "shuffle":
+	case "shuffle":
 		s.PreQueue = "shuffle"
 	case "fifo":
 		s.PreQueue = "fifo"

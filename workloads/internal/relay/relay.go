@@ -67,23 +67,25 @@ type Relay struct {
 
 // New builds a relay on pool; reg receives its metrics.
 func New(cfg config.Relay, pool *pgxpool.Pool, reg prometheus.Registerer) *Relay {
+	// Settings left unset take the defaults of their config tags.
+	def := config.DefaultsOf[config.Relay]()
 	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = 500
+		cfg.BatchSize = def.BatchSize
 	}
 	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 500 * time.Millisecond
+		cfg.PollInterval = def.PollInterval
 	}
 	if cfg.BackoffMin <= 0 {
-		cfg.BackoffMin = 100 * time.Millisecond
+		cfg.BackoffMin = def.BackoffMin
 	}
 	if cfg.BackoffMax < cfg.BackoffMin {
 		cfg.BackoffMax = cfg.BackoffMin
 	}
 	if cfg.LockRetry <= 0 {
-		cfg.LockRetry = 2 * time.Second
+		cfg.LockRetry = def.LockRetry
 	}
 	if cfg.PruneInterval <= 0 {
-		cfg.PruneInterval = time.Minute
+		cfg.PruneInterval = def.PruneInterval
 	}
 	// Run checked the Kafka settings (kafkaconn.Check) before New.
 	transport, err := kafkaconn.Transport(cfg.Kafka)
