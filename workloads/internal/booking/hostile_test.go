@@ -7,6 +7,7 @@ import (
 
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi/httpapitest"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 )
 
 // routePatterns are the patterns the service registers.
@@ -28,7 +29,7 @@ func TestHostileBytesEveryRoute(t *testing.T) {
 	httpapitest.CheckBadBytes(t, e.base, routePatterns(e), map[string]string{"eventId": "7", "orderId": order},
 		http.Header{QueueTokenHeader: {queue}, "Authorization": {"Bearer " + ident}},
 		http.Header{QueueTokenHeader: {queue}, "Authorization": {"Bearer " + testServiceToken}, "Idempotency-Key": {"key-1"},
-			SignatureHeader: {SignWebhook(testSecret, time.Now(), []byte("{}"))}},
+			SignatureHeader: {webhooksig.Sign(testSecret, time.Now(), []byte("{}"))}},
 	)
 	if e.snapshot() != before {
 		t.Fatal("hostile bytes changed the database")
@@ -46,7 +47,7 @@ func TestHostileBytesInBodiesAndTokens(t *testing.T) {
 	confirm := "/orders/" + order + "/confirm"
 	auth := "Bearer " + testServiceToken
 	webhook := func(body string) []string {
-		return []string{SignatureHeader, SignWebhook(testSecret, time.Now(), []byte(body))}
+		return []string{SignatureHeader, webhooksig.Sign(testSecret, time.Now(), []byte(body))}
 	}
 	before := e.snapshot()
 	for _, tc := range []struct {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 	"io"
 	"net/http"
 	"strconv"
@@ -224,7 +225,7 @@ func (a *api) hold(ctx context.Context, accessToken string, seats []string) (hol
 }
 
 func (a *api) webhook(ctx context.Context, body []byte, signature string) result {
-	return a.do(ctx, "webhook", http.MethodPost, a.bookingURL+"/payments/webhook", body, map[string]string{"Ticketfair-Signature": signature})
+	return a.do(ctx, "webhook", http.MethodPost, a.bookingURL+"/payments/webhook", body, map[string]string{webhooksig.Header: signature})
 }
 
 func (a *api) tickets(ctx context.Context, idToken, orderID string) (int, result) {

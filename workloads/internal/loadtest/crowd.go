@@ -9,9 +9,6 @@ package loadtest
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +22,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 )
 
 // Config says where the services are and how to act as the identity
@@ -752,7 +750,7 @@ func (cr *crowd) pay(ctx context.Context, c *customer) {
 		"orderId": c.orderID, "paymentId": "pay-" + c.orderID, "amount": c.amount,
 		"currency": cr.cfg.Currency, "status": status,
 	})
-	r := cr.api.webhook(ctx, body, SignWebhook(cr.cfg.WebhookSecret, time.Now(), body))
+	r := cr.api.webhook(ctx, body, webhooksig.Sign(cr.cfg.WebhookSecret, time.Now(), body))
 	if r.status == 0 || r.status >= 500 {
 		cr.retry(c, r, c.next)
 		return
@@ -799,17 +797,6 @@ func (cr *crowd) readTickets(ctx context.Context, c *customer) {
 		return
 	}
 	cr.later(c, stepTickets, time.Second)
-}
-
-// SignWebhook signs a payment callback as the payment provider does:
-// "t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">".
-func SignWebhook(secret string, t time.Time, body []byte) string {
-	ts := strconv.FormatInt(t.Unix(), 10)
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(ts))
-	m.Write([]byte("."))
-	m.Write(body)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
 }
 
 // lockedRand is a seeded random source safe for concurrent use.
