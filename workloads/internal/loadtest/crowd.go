@@ -2,8 +2,8 @@
 // deployment: they join before and after opening, poll at the interval the
 // server advises, abandon, forget to claim, pick and hold seats, let holds
 // expire or pay through a simulated payment provider that sometimes calls
-// the webhook twice or late, and read their tickets back. `ticketfair
-// loadtest` runs it against any deployment; `ticketfair demo` against a
+// the webhook twice or late, and read their tickets back. `ticketfair-dev
+// loadtest` runs it against any deployment; `ticketfair-dev demo` against a
 // local sale.
 package loadtest
 
