@@ -34,6 +34,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
 	"github.com/ticketfair/ticketfair/workloads/internal/queue"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/queueapi"
 )
 
 // Options of a bench run.
@@ -146,9 +147,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 			tok := tokens[next%len(tokens)]
 			next++
 			nextMu.Unlock()
-			var resp struct {
-				QueueID string `json:"queueId"`
-			}
+			var resp queueapi.Place
 			if err := call(ctx, hc, http.MethodPost, url+"/events/1/queue", map[string]string{"Authorization": "Bearer " + tok}, "{}", &resp, http.StatusCreated, http.StatusOK); err != nil {
 				return err
 			}
