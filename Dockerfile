@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
 # One image, two static binaries: the operator (/manager, the entrypoint)
-# and the workloads (/ticketfair queue|booking|relay|tickets|migrate), so the
-# operator can run the sale's Deployments from its own image.
+# and the services (/ticketfair queue|booking|relay|tickets|migrate|edge|
+# check-install), so the operator can run the sale's Deployments from its
+# own image. The tools of development (ticketfair-dev: demo, loadtest,
+# audit, bench, with the embedded Kafka broker) are never in it.
 
 FROM golang:1.26 AS build
 ARG TARGETOS=linux

@@ -80,26 +80,30 @@ DEMO_ARGS ?=
 .PHONY: demo
 demo: deps ## Run a local sale end to end on this machine (pass flags with DEMO_ARGS="--customers 2000000 ...").
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
-	$(LOCALBIN)/ticketfair demo $(DEMO_ARGS)
+	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair-dev ./workloads/cmd/ticketfair-dev
+	$(LOCALBIN)/ticketfair-dev demo $(DEMO_ARGS)
 
 CHAOS_PLAN ?= default
 CHAOS_ARGS ?= --customers 50000 --seats 10000 --max-active 500 --admit-rate 35 --hold-ttl 20s --profile joinwindow=150s
 .PHONY: chaos
 chaos: deps ## A local sale under a fault plan (CHAOS_PLAN=default|small|<file>): kills, store restarts, broker outage, network faults; audited.
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
-	$(LOCALBIN)/ticketfair demo --faults $(CHAOS_PLAN) $(CHAOS_ARGS)
+	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair-dev ./workloads/cmd/ticketfair-dev
+	$(LOCALBIN)/ticketfair-dev demo --faults $(CHAOS_PLAN) $(CHAOS_ARGS)
 
 .PHONY: bench
 bench: deps ## Measure joins/s, polls/s, holds/s against redis-benchmark, pgbench and a plain Go handler in one run; writes docs/bench-results.md.
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
-	$(LOCALBIN)/ticketfair bench --out docs/bench-results.md $(BENCH_ARGS)
+	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair-dev ./workloads/cmd/ticketfair-dev
+	$(LOCALBIN)/ticketfair-dev bench --out docs/bench-results.md $(BENCH_ARGS)
 
 ##@ Build
 
 .PHONY: build
-build: generate ## Build the operator and the workloads binary into bin/.
+build: generate ## Build the operator, the service binary and the development tools (ticketfair-dev) into bin/.
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/manager .
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
+	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair-dev ./workloads/cmd/ticketfair-dev
 
 .PHONY: run
 run: manifests generate ## Run the operator against the current kubeconfig.
@@ -110,7 +114,8 @@ docker-build: ## Build the image (needs a Docker engine).
 	docker build -t $(IMG) .
 
 # make image: the Dockerfile's image without a container engine or a
-# registry (hack/image, its own module): static binaries, the CA
+# registry (hack/image, its own module): static binaries (the operator and
+# the service binary; never ticketfair-dev), the CA
 # certificates of Debian's ca-certificates, time zones, user 65532. Also
 # the sandbox (pause) image of the test node.
 IMAGE_DIR ?= $(LOCALBIN)/image

@@ -24,7 +24,9 @@ if ! hack/cluster.sh status 2>/dev/null; then
 fi
 hack/cluster.sh import "$image_dir/ticketfair.tar"
 
-CGO_ENABLED=0 go build -trimpath -o bin/ticketfair ./workloads/cmd/ticketfair
+# loadtest and audit drive and check the sale from the host: they are in
+# the development binary, not in the image.
+CGO_ENABLED=0 go build -trimpath -o bin/ticketfair-dev ./workloads/cmd/ticketfair-dev
 go test -c -tags e2e -o bin/e2e.test ./test/e2e
 kube=$(hack/build-kube.sh "$KUBE_VERSION" "$ETCD_VERSION" | tail -1)
 logs=$(mktemp -d /tmp/ticketfair-e2e.XXXXXX)
@@ -35,6 +37,6 @@ KUBECTL=$kube/kubectl HELM=$(realpath "$helm") \
 TICKETFAIR_E2E_KUBECONFIG=$cluster_dir/pki/admin.kubeconfig \
 TICKETFAIR_E2E_NODE_IP=$node_ip \
 TICKETFAIR_E2E_IMAGE=${IMG:-ticketfair:dev} \
-TICKETFAIR_E2E_BINARY=$(realpath ../../bin/ticketfair) \
+TICKETFAIR_E2E_BINARY=$(realpath ../../bin/ticketfair-dev) \
 TICKETFAIR_E2E_LOGS=$logs \
   ../../hack/cluster.sh exec ../../bin/e2e.test -test.v -test.count=1 -test.timeout=45m -test.run "${E2E_RUN:-.}" 2>&1 | tee "$logs/e2e.log"

@@ -1,8 +1,12 @@
 package localsvc
 
 import (
+	"context"
 	"fmt"
+	"time"
 
+	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/kafkatopics"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -24,14 +28,18 @@ func StartKafka(port int, dataDir string, topics ...string) (*Kafka, error) {
 	if dataDir != "" {
 		opts = append(opts, kfake.DataDir(dataDir))
 	}
-	if len(topics) > 0 {
-		opts = append(opts, kfake.SeedTopics(3, topics...))
-	}
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("start kafka-protocol cluster: %w", err)
 	}
-	return &Kafka{Cluster: c, Brokers: c.ListenAddrs()}, nil
+	k := &Kafka{Cluster: c, Brokers: c.ListenAddrs()}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := kafkatopics.Create(ctx, config.Kafka{Brokers: k.Brokers}, topics...); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return k, nil
 }
 
 // Stop closes the cluster.

@@ -3,8 +3,8 @@
 // Package e2e runs the product's main path on a real single-node cluster
 // (hack/cluster.sh: kubelet, containerd, runc, kube-proxy, PodSecurity):
 // the chart installed with Helm, a TicketEvent applied with kubectl, and a
-// sale driven by `ticketfair loadtest` through the Services, disrupted
-// while it runs, then audited with `ticketfair audit`. Run it with
+// sale driven by `ticketfair-dev loadtest` through the Services, disrupted
+// while it runs, then audited with `ticketfair-dev audit`. Run it with
 // `make e2e`, which builds the image, brings the cluster up when it is not
 // and runs this test inside the cluster's network namespace.
 package e2e
@@ -61,7 +61,7 @@ func TestSaleOnKubernetes(t *testing.T) {
 	}
 	nodeIP := env(t, "TICKETFAIR_E2E_NODE_IP", "")
 	image := env(t, "TICKETFAIR_E2E_IMAGE", "ticketfair:dev")
-	bin := env(t, "TICKETFAIR_E2E_BINARY", "")
+	bin := env(t, "TICKETFAIR_E2E_BINARY", "") // ticketfair-dev: loadtest and audit
 	customers, _ := strconv.Atoi(env(t, "TICKETFAIR_E2E_CUSTOMERS", "5000"))
 	logs := env(t, "TICKETFAIR_E2E_LOGS", t.TempDir())
 
@@ -241,7 +241,7 @@ metadata:
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The JSON of `ticketfair loadtest --report-json` (loadtest.Result).
+	// The JSON of `ticketfair-dev loadtest --report-json` (loadtest.Result).
 	var res struct {
 		Endpoints []struct {
 			Endpoint string         `json:"endpoint"`
@@ -257,11 +257,11 @@ metadata:
 		"--report-json", filepath.Join(logs, "audit.json"), "--wait", "2m")
 	audit.Env = append(os.Environ(), "TICKETFAIR_AUDIT_DATABASE_URL="+svc.databaseURL, "TICKETFAIR_AUDIT_REDIS_URL="+svc.redisURL)
 	out, err := audit.CombinedOutput()
-	t.Logf("ticketfair audit\n%s", out)
+	t.Logf("ticketfair-dev audit\n%s", out)
 	if err != nil {
 		t.Errorf("audit: %v", err)
 	}
-	// The JSON of `ticketfair audit --report-json` (demo.Report).
+	// The JSON of `ticketfair-dev audit --report-json` (demo.Report).
 	var rep struct {
 		SeatsSold int64 `json:"seatsSold"`
 	}

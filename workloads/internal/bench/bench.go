@@ -34,6 +34,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
 	"github.com/ticketfair/ticketfair/workloads/internal/queue"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/queueapi"
 )
 
 // Options of a bench run.
@@ -146,9 +147,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 			tok := tokens[next%len(tokens)]
 			next++
 			nextMu.Unlock()
-			var resp struct {
-				QueueID string `json:"queueId"`
-			}
+			var resp queueapi.Place
 			if err := call(ctx, hc, http.MethodPost, url+"/events/1/queue", map[string]string{"Authorization": "Bearer " + tok}, "{}", &resp, http.StatusCreated, http.StatusOK); err != nil {
 				return err
 			}
@@ -238,7 +237,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	table := formatRows(rows, o) + cpuLine + formatWaiting([]waitingCost{before, after}) + seatBytes
 	fmt.Fprint(o.Out, table)
 	if o.Markdown != "" {
-		doc := "# Benchmark results\n\nProduced by `make bench` (`ticketfair bench`): every figure comes from ONE run on one machine, " +
+		doc := "# Benchmark results\n\nProduced by `make bench` (`ticketfair-dev bench`): every figure comes from ONE run on one machine, " +
 			"so the ratios compare; absolute numbers on a shared machine are noisy.\n" + table
 		if err := os.WriteFile(o.Markdown, []byte(doc), 0o644); err != nil {
 			return rows, err
@@ -249,7 +248,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 
 func formatRows(rows []Row, o Options) string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "\nticketfair bench, %s, %s/%s, %d cores, %s per measurement, %d concurrent clients\n\n",
+	fmt.Fprintf(&b, "\nticketfair-dev bench, %s, %s/%s, %d cores, %s per measurement, %d concurrent clients\n\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), o.Duration, o.Concurrency)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.Debug)
 	fmt.Fprintln(tw, "| measurement\t per second\t p50\t p99\t baseline\t baseline/s\t ratio\t")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 )
 
 // 100 concurrent identical webhooks: one PAID order, one outbox row, every
@@ -207,10 +208,10 @@ func TestWebhookSignatures(t *testing.T) {
 		status int
 		code   string
 	}{
-		"tampered body":  {SignWebhook(testSecret, time.Now(), body), tampered, 401, "bad_signature"},
-		"wrong secret":   {SignWebhook("whsec_attacker", time.Now(), body), body, 401, "bad_signature"},
-		"stale":          {SignWebhook(testSecret, time.Now().Add(-6*time.Minute), body), body, 401, "stale_signature"},
-		"future":         {SignWebhook(testSecret, time.Now().Add(6*time.Minute), body), body, 401, "stale_signature"},
+		"tampered body":  {webhooksig.Sign(testSecret, time.Now(), body), tampered, 401, "bad_signature"},
+		"wrong secret":   {webhooksig.Sign("whsec_attacker", time.Now(), body), body, 401, "bad_signature"},
+		"stale":          {webhooksig.Sign(testSecret, time.Now().Add(-6*time.Minute), body), body, 401, "stale_signature"},
+		"future":         {webhooksig.Sign(testSecret, time.Now().Add(6*time.Minute), body), body, 401, "stale_signature"},
 		"no header":      {"", body, 400, "bad_signature_header"},
 		"garbage header": {"v1=zz,t=abc", body, 400, "bad_signature_header"},
 		"no v1":          {fmt.Sprintf("t=%d", time.Now().Unix()), body, 400, "bad_signature_header"},
@@ -225,7 +226,7 @@ func TestWebhookSignatures(t *testing.T) {
 	}
 	// During rotation the provider signs with both secrets.
 	now := time.Now()
-	h := SignWebhook("whsec_attacker", now, body) + "," + SignWebhook(testOldSecret, now, body)[len(fmt.Sprintf("t=%d,", now.Unix())):]
+	h := webhooksig.Sign("whsec_attacker", now, body) + "," + webhooksig.Sign(testOldSecret, now, body)[len(fmt.Sprintf("t=%d,", now.Unix())):]
 	r := e.do("POST", "/payments/webhook", body, SignatureHeader, h)
 	if r.status != http.StatusOK || r.json(t)["status"] != StatusPaid {
 		t.Fatalf("rotated secret: %d %s", r.status, r.body)

@@ -23,6 +23,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/openapitest"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 	"github.com/ticketfair/ticketfair/workloads/openapi"
+	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m, bookingAPI.AfterTests) }
@@ -242,7 +243,7 @@ func (e *env) hold(customer string, seats ...string) string {
 
 func (e *env) webhook(secret string, at time.Time, body []byte) response {
 	e.t.Helper()
-	return e.do("POST", "/payments/webhook", body, SignatureHeader, SignWebhook(secret, at, body))
+	return e.do("POST", "/payments/webhook", body, SignatureHeader, webhooksig.Sign(secret, at, body))
 }
 
 func (e *env) scalar(sql string, args ...any) any {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi/httpapitest"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 )
 
 // routePatterns are the patterns the service registers.
@@ -30,7 +31,7 @@ func TestHostileBytesEveryRoute(t *testing.T) {
 	httpapitest.CheckBadBytes(t, e.base, routePatterns(e), map[string]string{"eventId": "7", "orderId": order},
 		http.Header{QueueTokenHeader: {queue}, "Authorization": {"Bearer " + ident}},
 		http.Header{QueueTokenHeader: {queue}, "Authorization": {"Bearer " + testServiceToken}, "Idempotency-Key": {"key-1"},
-			SignatureHeader:    {SignWebhook(testSecret, time.Now(), []byte("{}"))},
+			SignatureHeader:    {webhooksig.Sign(testSecret, time.Now(), []byte("{}"))},
 			"Stripe-Signature": {webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: []byte("{}"), Secret: stripeSecret}).Header}},
 	)
 	if e.snapshot() != before {
@@ -49,7 +50,7 @@ func TestHostileBytesInBodiesAndTokens(t *testing.T) {
 	confirm := "/orders/" + order + "/confirm"
 	auth := "Bearer " + testServiceToken
 	webhook := func(body string) []string {
-		return []string{SignatureHeader, SignWebhook(testSecret, time.Now(), []byte(body))}
+		return []string{SignatureHeader, webhooksig.Sign(testSecret, time.Now(), []byte(body))}
 	}
 	before := e.snapshot()
 	for _, tc := range []struct {

@@ -24,6 +24,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
 	"github.com/ticketfair/ticketfair/workloads/internal/relay"
 	"github.com/ticketfair/ticketfair/workloads/internal/tickets"
+	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 )
 
 // TestPostgresFailoverMidSale runs the booking service on a primary with a
@@ -159,7 +160,7 @@ func TestPostgresFailoverMidSale(t *testing.T) {
 				order := m["orderId"].(string)
 				pb := paymentBody(order, "pay-"+order, "10.00", "succeeded")
 				for ctx.Err() == nil {
-					st, m := post("/payments/webhook", pb, SignatureHeader, SignWebhook(testSecret, time.Now(), pb))
+					st, m := post("/payments/webhook", pb, SignatureHeader, webhooksig.Sign(testSecret, time.Now(), pb))
 					if st > 0 && st < 500 && st != http.StatusOK {
 						t.Errorf("webhook: %d %v", st, m)
 						return

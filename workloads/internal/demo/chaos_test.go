@@ -51,7 +51,7 @@ func TestSaleUnderFaults(t *testing.T) {
 	rep, err := Run(context.Background(), o)
 	t.Log(out.String())
 	if err != nil {
-		t.Fatalf("%v\n(plan and seed above: replay with ticketfair demo --faults <plan file> --seed %d)", err, o.Seed)
+		t.Fatalf("%v\n(plan and seed above: replay with ticketfair-dev demo --faults <plan file> --seed %d)", err, o.Seed)
 	}
 	fail := func(format string, args ...any) {
 		t.Helper()

@@ -15,6 +15,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -51,7 +52,7 @@ type Options struct {
 	RedisMaster  string // sentinel mode: the master's name (default "ticketfair")
 	DatabaseURL  string
 	KafkaBrokers []string
-	Binary       string // the ticketfair binary (default: this executable)
+	Binary       string // the ticketfair service binary (default: WorkloadsBinary)
 	Deadline     time.Duration
 	Seed         uint64
 	Out          io.Writer // progress and the report
@@ -80,6 +81,23 @@ const (
 	identityAudience = "ticketfair"
 )
 
+// WorkloadsBinary is the ticketfair service binary the sale's workloads
+// run from: "ticketfair" next to this executable (make demo builds both
+// into bin/), else the one on PATH.
+func WorkloadsBinary() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		bin := filepath.Join(filepath.Dir(exe), "ticketfair")
+		if st, err := os.Stat(bin); err == nil && !st.IsDir() {
+			return bin, nil
+		}
+	}
+	bin, err := exec.LookPath("ticketfair")
+	if err != nil {
+		return "", errors.New("demo: no ticketfair binary next to this one or on PATH (build ./workloads/cmd/ticketfair, or pass --workloads-binary)")
+	}
+	return bin, nil
+}
+
 // Run performs the sale and returns its report. The error is non-nil when
 // the sale could not run or its audit failed.
 func Run(ctx context.Context, o Options) (*Report, error) {
@@ -89,11 +107,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// The progress line, the fault plan and the sale write from their own goroutines.
 	o.Out = &syncWriter{w: o.Out}
 	if o.Binary == "" {
-		exe, err := os.Executable()
+		bin, err := WorkloadsBinary()
 		if err != nil {
 			return nil, err
 		}
-		o.Binary = exe
+		o.Binary = bin
 	}
 	profile, err := loadtest.ParseProfile(loadtest.DefaultProfile(), o.Profile)
 	if err != nil {

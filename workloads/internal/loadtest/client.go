@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ticketfair/ticketfair/workloads/queueapi"
+	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 	"io"
 	"net/http"
 	"strconv"
@@ -22,22 +24,6 @@ type api struct {
 	eventID    int64
 	rec        *recorder
 	observe    func(endpoint string, status int, start time.Time)
-}
-
-type joinResponse struct {
-	QueueID          string `json:"queueId"`
-	Place            int64  `json:"place"`
-	Status           string `json:"status"`
-	Ahead            int64  `json:"ahead"`
-	PollAfterSeconds int    `json:"pollAfterSeconds"`
-}
-
-type pollResponse struct {
-	Place            int64  `json:"place"`
-	Status           string `json:"status"`
-	Ahead            int64  `json:"ahead"`
-	PollAfterSeconds int    `json:"pollAfterSeconds"`
-	AccessToken      string `json:"accessToken"`
 }
 
 type seatView struct {
@@ -81,19 +67,6 @@ type conflictResponse struct {
 
 type ticketsResponse struct {
 	Tickets []json.RawMessage `json:"tickets"`
-}
-
-// publicState is the queue's GET /events/{id}/queue/state.
-type publicState struct {
-	Status        string     `json:"status"`
-	SalesOpen     bool       `json:"salesOpen"`
-	SalesOpenAt   time.Time  `json:"salesOpenAt"`
-	Paused        bool       `json:"paused"`
-	SoldOut       bool       `json:"soldOut"`
-	Watermark     int64      `json:"watermark"`
-	Waiting       int64      `json:"waiting"`
-	AdmissionRate float64    `json:"admissionRate"`
-	Samples       [][2]int64 `json:"samples"`
 }
 
 // result is a finished request: status 0 is a transport error.
@@ -145,18 +118,18 @@ func (a *api) do(ctx context.Context, name, method, url string, body []byte, hdr
 
 func (a *api) eventPath(base string) string { return fmt.Sprintf("%s/events/%d", base, a.eventID) }
 
-func (a *api) join(ctx context.Context, idToken string) (joinResponse, result) {
+func (a *api) join(ctx context.Context, idToken string) (queueapi.Place, result) {
 	r := a.do(ctx, "join", http.MethodPost, a.eventPath(a.queueURL)+"/queue", []byte("{}"), bearer(idToken))
-	var j joinResponse
+	var j queueapi.Place
 	if r.status == http.StatusOK || r.status == http.StatusCreated {
 		_ = json.Unmarshal(r.body, &j)
 	}
 	return j, r
 }
 
-func (a *api) poll(ctx context.Context, idToken, queueID string) (pollResponse, result) {
+func (a *api) poll(ctx context.Context, idToken, queueID string) (queueapi.Place, result) {
 	r := a.do(ctx, "poll", http.MethodGet, a.eventPath(a.queueURL)+"/queue/"+queueID, nil, bearer(idToken))
-	var p pollResponse
+	var p queueapi.Place
 	if r.status == http.StatusOK {
 		_ = json.Unmarshal(r.body, &p)
 	}
@@ -224,7 +197,7 @@ func (a *api) hold(ctx context.Context, accessToken string, seats []string) (hol
 }
 
 func (a *api) webhook(ctx context.Context, body []byte, signature string) result {
-	return a.do(ctx, "webhook", http.MethodPost, a.bookingURL+"/payments/webhook", body, map[string]string{"Ticketfair-Signature": signature})
+	return a.do(ctx, "webhook", http.MethodPost, a.bookingURL+"/payments/webhook", body, map[string]string{webhooksig.Header: signature})
 }
 
 func (a *api) tickets(ctx context.Context, idToken, orderID string) (int, result) {

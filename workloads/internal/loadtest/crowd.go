@@ -2,16 +2,13 @@
 // deployment: they join before and after opening, poll at the interval the
 // server advises, abandon, forget to claim, pick and hold seats, let holds
 // expire or pay through a simulated payment provider that sometimes calls
-// the webhook twice or late, and read their tickets back. `ticketfair
-// loadtest` runs it against any deployment; `ticketfair demo` against a
+// the webhook twice or late, and read their tickets back. `ticketfair-dev
+// loadtest` runs it against any deployment; `ticketfair-dev demo` against a
 // local sale.
 package loadtest
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,7 +21,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
+	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/queueapi"
+	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 )
 
 // Config says where the services are and how to act as the identity
@@ -177,7 +176,7 @@ type crowd struct {
 
 	stateMu   sync.Mutex
 	stateETag string
-	state     publicState
+	state     queueapi.State
 
 	paidMu sync.Mutex
 	paid   []string
@@ -347,12 +346,7 @@ func (cr *crowd) snapshotCounts() Counts {
 func inc(p *int64) { atomic.AddInt64(p, 1) }
 
 func (cr *crowd) identityToken(c *customer) string {
-	now := time.Now()
-	t := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{
-		Issuer: cr.cfg.IdentityIssuer, Audience: jwt.ClaimStrings{cr.cfg.IdentityAudience}, Subject: c.name(),
-		IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)),
-	})
-	s, _ := t.SignedString([]byte(cr.cfg.IdentitySecret))
+	s, _ := identity.SignHS256(cr.cfg.IdentitySecret, cr.cfg.IdentityIssuer, cr.cfg.IdentityAudience, c.name(), time.Hour)
 	return s
 }
 
@@ -432,7 +426,7 @@ func (cr *crowd) join(ctx context.Context, c *customer) {
 	if time.Now().Before(cr.cfg.SalesOpenAt) {
 		inc(&cr.counts.JoinedPreQueue)
 	}
-	if j.Status == "sold_out" {
+	if j.Status == queueapi.StatusSoldOut {
 		// The page says so at once and stops.
 		inc(&cr.counts.SoldOutSeen)
 		cr.finish(c)
@@ -500,19 +494,23 @@ func (cr *crowd) poll(ctx context.Context, c *customer) {
 		cr.stopWaiting(c)
 		cr.finish(c)
 	case !st.SalesOpen:
-		cr.later(c, stepPoll, cr.pollDelay(int(min(max(time.Until(st.SalesOpenAt).Seconds(), 1), 15)), 0))
+		var openAt time.Time // none announced: poll again in a second
+		if st.SalesOpenAt != nil {
+			openAt = *st.SalesOpenAt
+		}
+		cr.later(c, stepPoll, cr.pollDelay(int(min(max(time.Until(openAt).Seconds(), 1), 15)), 0))
 	case c.place == 0 || st.Watermark >= c.place || now.UnixNano()-c.personal >= int64(heartbeat):
 		// Our turn (or a heartbeat): only now ask the per-person endpoint.
 		cr.personalPoll(ctx, c)
 	default:
-		wait := float64(aheadOf(st, c.place)) / max(st.AdmissionRate, 0.1)
+		wait := float64(st.Ahead(c.place)) / max(st.AdmissionRate, 0.1)
 		cr.later(c, stepPoll, cr.pollDelay(pollAfter(wait), 0))
 	}
 }
 
 // readState reads the public state as a browser behind a CDN does: the
 // crowd shares one copy and revalidates it with its ETag.
-func (cr *crowd) readState(ctx context.Context) (publicState, result) {
+func (cr *crowd) readState(ctx context.Context) (queueapi.State, result) {
 	cr.stateMu.Lock()
 	etag := cr.stateETag
 	cr.stateMu.Unlock()
@@ -524,34 +522,13 @@ func (cr *crowd) readState(ctx context.Context) (publicState, result) {
 	case http.StatusNotModified:
 		r.status = http.StatusOK
 	case http.StatusOK:
-		var st publicState
+		var st queueapi.State
 		if err := json.Unmarshal(r.body, &st); err != nil {
 			return st, result{status: 0}
 		}
 		cr.state, cr.stateETag = st, r.etag
 	}
 	return cr.state, r
-}
-
-// aheadOf is the waiting page's estimate: place interpolated between the
-// state's sampled [rank, place] points.
-func aheadOf(st publicState, place int64) int64 {
-	sm := st.Samples
-	i := 0
-	for i < len(sm) && sm[i][1] < place {
-		i++
-	}
-	switch {
-	case len(sm) == 0 || i == 0:
-		return 0
-	case i == len(sm):
-		return st.Waiting
-	}
-	lo, hi := sm[i-1], sm[i]
-	if hi[1] == lo[1] {
-		return hi[0]
-	}
-	return lo[0] + int64(float64(place-lo[1])/float64(hi[1]-lo[1])*float64(hi[0]-lo[0]))
 }
 
 // pollAfter is the queue's spacing of polls by the expected wait.
@@ -592,7 +569,7 @@ func (cr *crowd) personalPoll(ctx context.Context, c *customer) {
 		c.place = p.Place
 	}
 	switch p.Status {
-	case "admitted":
+	case queueapi.StatusAdmitted:
 		if p.AccessToken == "" {
 			cr.later(c, stepPoll, time.Second)
 			return
@@ -603,9 +580,9 @@ func (cr *crowd) personalPoll(ctx context.Context, c *customer) {
 		cr.active.Add(1)
 		c.tries = 0
 		cr.later(c, stepChoose, cr.cfg.Profile.ThinkTime)
-	case "waiting", "paused":
+	case queueapi.StatusWaiting, queueapi.StatusPaused:
 		cr.later(c, stepPoll, cr.pollDelay(p.PollAfterSeconds, r.retryAfter))
-	case "sold_out":
+	case queueapi.StatusSoldOut:
 		inc(&cr.counts.SoldOutSeen)
 		cr.stopWaiting(c)
 		cr.finish(c)
@@ -752,7 +729,7 @@ func (cr *crowd) pay(ctx context.Context, c *customer) {
 		"orderId": c.orderID, "paymentId": "pay-" + c.orderID, "amount": c.amount,
 		"currency": cr.cfg.Currency, "status": status,
 	})
-	r := cr.api.webhook(ctx, body, SignWebhook(cr.cfg.WebhookSecret, time.Now(), body))
+	r := cr.api.webhook(ctx, body, webhooksig.Sign(cr.cfg.WebhookSecret, time.Now(), body))
 	if r.status == 0 || r.status >= 500 {
 		cr.retry(c, r, c.next)
 		return
@@ -799,17 +776,6 @@ func (cr *crowd) readTickets(ctx context.Context, c *customer) {
 		return
 	}
 	cr.later(c, stepTickets, time.Second)
-}
-
-// SignWebhook signs a payment callback as the payment provider does:
-// "t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">".
-func SignWebhook(secret string, t time.Time, body []byte) string {
-	ts := strconv.FormatInt(t.Unix(), 10)
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(ts))
-	m.Write([]byte("."))
-	m.Write(body)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
 }
 
 // lockedRand is a seeded random source safe for concurrent use.

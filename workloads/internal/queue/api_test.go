@@ -18,6 +18,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/queueapi"
 )
 
 func TestJoinConcurrentSameCustomerOnePlace(t *testing.T) {
@@ -71,7 +72,7 @@ func TestAdmissionEndToEnd(t *testing.T) {
 		}
 		qids = append(qids, r.view(t).QueueID)
 	}
-	poll := func(i int) view {
+	poll := func(i int) queueapi.Place {
 		r := do(t, "GET", queueURL(base)+"/"+qids[i], idToken(t, fmt.Sprintf("c%d", i)), nil)
 		if r.Status != 200 {
 			t.Fatalf("poll: %d %s", r.Status, r.Body)
@@ -82,7 +83,7 @@ func TestAdmissionEndToEnd(t *testing.T) {
 		}
 		return v
 	}
-	var v view
+	var v queueapi.Place
 	testenv.WaitFor(t, 5*time.Second, "c0 admitted", func() bool { v = poll(0); return v.Status == "admitted" })
 	if v.AccessToken == "" || v.AccessTokenExpiresAt == nil {
 		t.Fatalf("admitted without a token: %+v", v)

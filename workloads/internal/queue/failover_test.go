@@ -21,6 +21,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/queueapi"
 	"github.com/ticketfair/ticketfair/workloads/redisconn"
 )
 
@@ -117,16 +118,16 @@ func failoverSale(t *testing.T, rc config.Redis, customers int, kill func() stri
 	}
 	verifier := accesstoken.NewVerifier(func() map[string]ed25519.PublicKey { return ks.PublicKeys() })
 	verifyToken := func(tok string) (*accesstoken.Claims, error) { return verifier.Verify(tok, testEvent) }
-	req := func(method, url, tok string) (int, view, error) {
+	req := func(method, url, tok string) (int, queueapi.Place, error) {
 		r, _ := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(nil))
 		r.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := client.Do(r)
 		if err != nil {
-			return 0, view{}, err
+			return 0, queueapi.Place{}, err
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		var v view
+		var v queueapi.Place
 		if resp.StatusCode < 300 {
 			_ = json.Unmarshal(b, &v)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/openapitest"
 	"github.com/ticketfair/ticketfair/workloads/openapi"
+	"github.com/ticketfair/ticketfair/workloads/queueapi"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m, queueAPI.AfterTests) }
@@ -123,9 +124,9 @@ type reply struct {
 	Body   []byte
 }
 
-func (r reply) view(t testing.TB) view {
+func (r reply) view(t testing.TB) queueapi.Place {
 	t.Helper()
-	var v view
+	var v queueapi.Place
 	if err := json.Unmarshal(r.Body, &v); err != nil {
 		t.Fatalf("decode %s: %v", r.Body, err)
 	}
@@ -134,9 +135,7 @@ func (r reply) view(t testing.TB) view {
 
 func (r reply) errorCode(t testing.TB) string {
 	t.Helper()
-	var e struct {
-		Error struct{ Code string } `json:"error"`
-	}
+	var e queueapi.ErrorBody
 	if err := json.Unmarshal(r.Body, &e); err != nil || e.Error.Code == "" {
 		t.Fatalf("not a JSON error body: %q", r.Body)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/queueapi"
 	"github.com/ticketfair/ticketfair/workloads/redisconn"
 )
 
@@ -62,7 +63,7 @@ func saleOn(t *testing.T, rc config.Redis) redis.UniversalClient {
 		}
 		qids[i] = r.view(t).QueueID
 	}
-	poll := func(i int) view {
+	poll := func(i int) queueapi.Place {
 		r := do(t, "GET", queueURL(base)+"/"+qids[i], idToken(t, fmt.Sprintf("c%d", i)), nil)
 		if r.Status != 200 {
 			t.Fatalf("poll: %d %s", r.Status, r.Body)
@@ -76,7 +77,7 @@ func saleOn(t *testing.T, rc config.Redis) redis.UniversalClient {
 	verifier := accesstoken.NewVerifier(func() map[string]ed25519.PublicKey { return ks.PublicKeys() })
 	var sids []string
 	for i := range 3 {
-		var v view
+		var v queueapi.Place
 		testenv.WaitFor(t, 10*time.Second, fmt.Sprintf("c%d admitted", i), func() bool { v = poll(i); return v.Status == "admitted" })
 		c, err := verifier.Verify(v.AccessToken, testEvent)
 		if err != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 	"github.com/ticketfair/ticketfair/workloads/openapi"
+	"github.com/ticketfair/ticketfair/workloads/queueapi"
 	"github.com/ticketfair/ticketfair/workloads/queuestats"
 	"github.com/ticketfair/ticketfair/workloads/redisconn"
 )
@@ -297,23 +298,6 @@ func (s *service) customer(r *http.Request) (string, error) {
 	return c, nil
 }
 
-// view is the JSON of a place.
-type view struct {
-	QueueID string `json:"queueId,omitempty"`
-	Status  string `json:"status"`
-	// Place is the score the queueId carries, once sales are open: the page
-	// compares it with the public state's watermark.
-	Place                int64      `json:"place,omitempty"`
-	Position             int64      `json:"position"`
-	Ahead                int64      `json:"ahead"`
-	EstimatedWaitSeconds int64      `json:"estimatedWaitSeconds"`
-	PollAfterSeconds     int        `json:"pollAfterSeconds"`
-	SalesOpen            bool       `json:"salesOpen"`
-	SalesOpenAt          *time.Time `json:"salesOpenAt,omitempty"` // before opening: for the countdown
-	AccessToken          string     `json:"accessToken,omitempty"`
-	AccessTokenExpiresAt *time.Time `json:"accessTokenExpiresAt,omitempty"`
-}
-
 func (s *service) join(w http.ResponseWriter, r *http.Request) error {
 	if err := s.event(r); err != nil {
 		return err
@@ -344,11 +328,11 @@ func (s *service) join(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v := view{QueueID: s.ids.encode(s.cfg.EventID, customer, p.Score, p.Gen)}
+	v := queueapi.Place{QueueID: s.ids.encode(s.cfg.EventID, customer, p.Score, p.Gen)}
 	if p.State == "w" {
 		s.waitingView(&v, p.Score)
 	} else {
-		v.Status, v.SalesOpen = "admitted", true
+		v.Status, v.SalesOpen = queueapi.StatusAdmitted, true
 	}
 	status := http.StatusOK
 	if p.Created {
@@ -360,14 +344,14 @@ func (s *service) join(w http.ResponseWriter, r *http.Request) error {
 }
 
 // waitingView fills v for a waiting place from the snapshot alone.
-func (s *service) waitingView(v *view, score int64) {
+func (s *service) waitingView(v *queueapi.Place, score int64) {
 	snap, set := s.snap.Load(), s.live.Load()
-	v.Status = "waiting"
+	v.Status = queueapi.StatusWaiting
 	switch {
 	case snap.SoldOut:
-		v.Status = "sold_out"
+		v.Status = queueapi.StatusSoldOut
 	case set.Paused:
-		v.Status = "paused"
+		v.Status = queueapi.StatusPaused
 	}
 	v.SalesOpen = snap.SalesOpen
 	if !snap.SalesOpen {
@@ -386,7 +370,7 @@ func (s *service) waitingView(v *view, score int64) {
 	wait := float64(v.Ahead) / rate
 	v.EstimatedWaitSeconds = int64(wait)
 	v.PollAfterSeconds = pollAfter(wait)
-	if v.Status == "sold_out" {
+	if v.Status == queueapi.StatusSoldOut {
 		v.PollAfterSeconds = 60
 	}
 }
@@ -444,7 +428,7 @@ func (s *service) poll(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	snap := s.snap.Load()
-	v := view{}
+	v := queueapi.Place{}
 	if snap.Watermark < 0 || score > snap.Watermark {
 		// Steady state: still behind the admission watermark, no Redis.
 		s.waitingView(&v, score)
@@ -458,7 +442,7 @@ func (s *service) poll(w http.ResponseWriter, r *http.Request) error {
 
 // claimView reads Redis for a place the admitter has passed: the first
 // poll after admission claims the session and gets the access token.
-func (s *service) claimView(ctx context.Context, v *view, customer string, score int64) error {
+func (s *service) claimView(ctx context.Context, v *queueapi.Place, customer string, score int64) error {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	set := s.live.Load()
@@ -476,12 +460,12 @@ func (s *service) claimView(ctx context.Context, v *view, customer string, score
 		if err != nil {
 			return err
 		}
-		v.Status, v.AccessToken, v.AccessTokenExpiresAt = "admitted", tok, &exp
+		v.Status, v.AccessToken, v.AccessTokenExpiresAt = queueapi.StatusAdmitted, tok, &exp
 		v.PollAfterSeconds = 30
 	case "expired":
-		v.Status, v.PollAfterSeconds = "expired", 60
+		v.Status, v.PollAfterSeconds = queueapi.StatusExpired, 60
 	case "left":
-		v.Status, v.PollAfterSeconds = "closed", 60
+		v.Status, v.PollAfterSeconds = queueapi.StatusClosed, 60
 	default:
 		return errBadQueueID
 	}
@@ -502,7 +486,7 @@ func (s *service) leave(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return errBadQueueID
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "closed"})
+	httpapi.WriteJSON(w, http.StatusOK, queueapi.Left{Status: queueapi.StatusClosed})
 	return nil
 }
 

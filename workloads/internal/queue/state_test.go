@@ -10,14 +10,15 @@ import (
 	"time"
 
 	"github.com/ticketfair/ticketfair/internal/testenv"
+	"github.com/ticketfair/ticketfair/workloads/queueapi"
 )
 
 func stateURL(base string) string { return queueURL(base) + "/state" }
 
-func getState(t testing.TB, base, token string) (PublicState, reply) {
+func getState(t testing.TB, base, token string) (queueapi.State, reply) {
 	t.Helper()
 	r := do(t, "GET", stateURL(base), token, nil)
-	var p PublicState
+	var p queueapi.State
 	if r.Status == http.StatusOK {
 		if err := json.Unmarshal(r.Body, &p); err != nil {
 			t.Fatalf("state %s: %v", r.Body, err)
@@ -28,7 +29,7 @@ func getState(t testing.TB, base, token string) (PublicState, reply) {
 
 // aheadFromState is what the waiting page computes from the public state
 // and its own place.
-func aheadFromState(p PublicState, place int64) int64 {
+func aheadFromState(p queueapi.State, place int64) int64 {
 	snap := Snapshot{state: state{Waiting: p.Waiting}}
 	for _, s := range p.Samples {
 		snap.Samples = append(snap.Samples, sample{Rank: s[0], Score: s[1]})
@@ -60,7 +61,7 @@ func TestPublicState(t *testing.T) {
 		}
 		places[c], ids[c] = v.Place, v.QueueID
 	}
-	var p PublicState
+	var p queueapi.State
 	testenv.WaitFor(t, 5*time.Second, "two admitted, four waiting", func() bool {
 		p, _ = getState(t, base, "")
 		return p.Watermark >= places["c1"] && p.Waiting == 4
@@ -81,6 +82,9 @@ func TestPublicState(t *testing.T) {
 		v := do(t, "GET", queueURL(base)+"/"+ids[c], idToken(t, c), nil).view(t)
 		if got := aheadFromState(p, places[c]); got != v.Ahead || v.Place != places[c] {
 			t.Fatalf("%s: ahead from state %d, endpoint %+v", c, got, v)
+		}
+		if got := p.Ahead(places[c]); got != v.Ahead {
+			t.Fatalf("%s: queueapi.State.Ahead %d, endpoint %+v", c, got, v)
 		}
 	}
 	// Identical for everyone and cacheable.
@@ -127,7 +131,7 @@ func TestPublicStateBeforeOpening(t *testing.T) {
 			t.Fatalf("pre-queue join reveals its place: %s", r.Body)
 		}
 	}
-	var p PublicState
+	var p queueapi.State
 	testenv.WaitFor(t, 5*time.Second, "3 waiting", func() bool { p, _ = getState(t, base, ""); return p.Waiting == 3 })
 	if p.Status != "prequeue" || p.SalesOpen || p.SalesOpenAt == nil || len(p.Samples) != 0 || p.Watermark != -1 {
 		t.Fatalf("state before opening: %+v", p)

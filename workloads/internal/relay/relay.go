@@ -35,6 +35,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/kafkaconn"
 	"github.com/ticketfair/ticketfair/workloads/internal/retry"
+	"github.com/ticketfair/ticketfair/workloads/kafkatopics"
 )
 
 // LockKey is the advisory lock the active relay holds ("tfoutbox"). Advisory
@@ -374,25 +375,7 @@ func Prune(ctx context.Context, pool *pgxpool.Pool, retention time.Duration) (in
 // CreateTopics creates the configured topics (3 partitions), accepting ones
 // that exist. For the local sale; production topics are provisioned.
 func CreateTopics(ctx context.Context, cfg config.Kafka) error {
-	transport, err := kafkaconn.Transport(cfg)
-	if err != nil {
-		return err
-	}
-	c := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 10 * time.Second, Transport: transport}
-	var req kafka.CreateTopicsRequest
-	for _, t := range []string{cfg.TopicTicketIssued, cfg.TopicRefundRequested} {
-		req.Topics = append(req.Topics, kafka.TopicConfig{Topic: t, NumPartitions: 3, ReplicationFactor: 1})
-	}
-	resp, err := c.CreateTopics(ctx, &req)
-	if err != nil {
-		return fmt.Errorf("create topics: %w", err)
-	}
-	for t, err := range resp.Errors {
-		if err != nil && !errors.Is(err, kafka.TopicAlreadyExists) {
-			return fmt.Errorf("create topic %s: %w", t, err)
-		}
-	}
-	return nil
+	return kafkatopics.Create(ctx, cfg, cfg.TopicTicketIssued, cfg.TopicRefundRequested)
 }
 
 // Run serves `ticketfair relay`: the relay loop plus /healthz, /readyz and

@@ -3,37 +3,20 @@ package web
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 )
-
-// SignatureHeader carries the payment webhook's signature.
-const SignatureHeader = "Ticketfair-Signature"
-
-// SignWebhook returns the SignatureHeader value for body sent at t:
-// "t=<unix>,v1=<hex HMAC-SHA256 over "<unix>.<body>">", as the booking
-// service verifies it.
-func SignWebhook(secret string, t time.Time, body []byte) string {
-	ts := strconv.FormatInt(t.Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(ts))
-	mac.Write([]byte("."))
-	mac.Write(body)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
-}
 
 // LoginResponse is the answer of POST /demo/login.
 type LoginResponse struct {
@@ -172,7 +155,7 @@ func (e *edge) sendWebhook(ctx context.Context, p payment, paymentID string) err
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(SignatureHeader, SignWebhook(e.cfg.WebhookSecret, time.Now(), body))
+	req.Header.Set(webhooksig.Header, webhooksig.Sign(e.cfg.WebhookSecret, time.Now(), body))
 	resp, err := e.cfg.Client.Do(req)
 	if err != nil {
 		return fmt.Errorf("booking unreachable: %w", err)

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -23,6 +22,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi/httpapitest"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -271,20 +271,6 @@ func TestDemoLogin(t *testing.T) {
 	}
 }
 
-func TestSignWebhook(t *testing.T) {
-	body := []byte(`{"orderId":"o1"}`)
-	at := time.Unix(1767000000, 0)
-	mac := hmac.New(sha256.New, []byte("whsec"))
-	mac.Write([]byte("1767000000." + string(body)))
-	want := "t=1767000000,v1=" + hex.EncodeToString(mac.Sum(nil))
-	if got := SignWebhook("whsec", at, body); got != want {
-		t.Fatalf("SignWebhook = %q, want %q", got, want)
-	}
-	if SignWebhook("other", at, body) == want || SignWebhook("whsec", at.Add(time.Second), body) == want {
-		t.Fatal("signature ignores the secret or the time")
-	}
-}
-
 func TestDemoPay(t *testing.T) {
 	var (
 		mu     sync.Mutex
@@ -300,7 +286,7 @@ func TestDemoPay(t *testing.T) {
 			http.Error(w, "wrong path "+r.URL.Path, 404)
 			return
 		}
-		bodies, sigs = append(bodies, b), append(sigs, r.Header.Get(SignatureHeader))
+		bodies, sigs = append(bodies, b), append(sigs, r.Header.Get(webhooksig.Header))
 		if reject {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnprocessableEntity)
@@ -343,7 +329,7 @@ func TestDemoPay(t *testing.T) {
 	if at := time.Unix(unix, 0); err != nil || time.Since(at) > time.Minute || time.Since(at) < -time.Minute {
 		t.Errorf("signature time %v is not now", at)
 	}
-	if want := SignWebhook("whsec", time.Unix(unix, 0), bodies[0]); sigs[0] != want {
+	if want := webhooksig.Sign("whsec", time.Unix(unix, 0), bodies[0]); sigs[0] != want {
 		t.Errorf("signature %q, want %q", sigs[0], want)
 	}
 	reject = true

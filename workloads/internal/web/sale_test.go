@@ -28,6 +28,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/relay"
 	"github.com/ticketfair/ticketfair/workloads/internal/tickets"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
+	"github.com/ticketfair/ticketfair/workloads/queueapi"
 )
 
 const (
@@ -178,6 +179,23 @@ func (s *sale) customer(t *testing.T, ev int64, id string) *customer {
 
 func (c *customer) call(method, path string, hdr map[string]string, body string) (int, map[string]any) {
 	c.t.Helper()
+	code, raw := c.callRaw(method, path, hdr, body)
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return code, out
+}
+
+// place calls the queue through the edge: a join or a poll.
+func (c *customer) place(method, path string, hdr map[string]string) (int, queueapi.Place, []byte) {
+	c.t.Helper()
+	code, raw := c.callRaw(method, path, hdr, "")
+	var p queueapi.Place
+	_ = json.Unmarshal(raw, &p)
+	return code, p, raw
+}
+
+func (c *customer) callRaw(method, path string, hdr map[string]string, body string) (int, []byte) {
+	c.t.Helper()
 	req, _ := http.NewRequest(method, c.edge+path, strings.NewReader(body))
 	for k, v := range hdr {
 		req.Header.Set(k, v)
@@ -188,30 +206,28 @@ func (c *customer) call(method, path string, hdr map[string]string, body string)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	_ = json.Unmarshal(raw, &out)
-	return resp.StatusCode, out
+	return resp.StatusCode, raw
 }
 
 // admit joins and polls until admitted.
 func (c *customer) admit(ev int64) {
 	c.t.Helper()
 	auth := map[string]string{"Authorization": "Bearer " + c.token}
-	code, body := c.call("POST", fmt.Sprintf("/events/%d/queue", ev), auth, "")
+	code, p, raw := c.place("POST", fmt.Sprintf("/events/%d/queue", ev), auth)
 	if code != 201 && code != 200 {
-		c.t.Fatalf("join: %d %v", code, body)
+		c.t.Fatalf("join: %d %s", code, raw)
 	}
-	c.queueID, _ = body["queueId"].(string)
+	c.queueID = p.QueueID
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		code, body = c.call("GET", fmt.Sprintf("/events/%d/queue/%s", ev, c.queueID), auth, "")
-		if tok, _ := body["accessToken"].(string); code == 200 && tok != "" {
-			c.access = tok
+		code, p, raw = c.place("GET", fmt.Sprintf("/events/%d/queue/%s", ev, c.queueID), auth)
+		if code == 200 && p.AccessToken != "" {
+			c.access = p.AccessToken
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	c.t.Fatalf("not admitted: %d %v", code, body)
+	c.t.Fatalf("not admitted: %d %s", code, raw)
 }
 
 func (c *customer) leave(ev int64) {

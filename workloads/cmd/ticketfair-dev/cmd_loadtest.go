@@ -34,7 +34,7 @@ func runLoadtest(ctx context.Context, args []string) error {
 	fs.DurationVar(&cfg.Deadline, "deadline", 30*time.Minute, "give up after this long")
 	fs.Uint64Var(&cfg.Seed, "seed", uint64(time.Now().UnixNano()), "random seed")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ticketfair loadtest [flags]\n\nSecrets come from the environment: TICKETFAIR_LOADTEST_IDENTITY_SECRET (HS256 secret of identity tokens)\nand TICKETFAIR_LOADTEST_WEBHOOK_SECRET (payment webhook signing secret).\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: ticketfair-dev loadtest [flags]\n\nSecrets come from the environment: TICKETFAIR_LOADTEST_IDENTITY_SECRET (HS256 secret of identity tokens)\nand TICKETFAIR_LOADTEST_WEBHOOK_SECRET (payment webhook signing secret).\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

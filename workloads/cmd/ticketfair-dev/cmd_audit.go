@@ -24,11 +24,11 @@ func runAudit(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	fs.Int64Var(&cfg.EventID, "event-id", 1, "event id")
 	fs.IntVar(&cfg.MaxActive, "max-active", 0, "the highest admission.maxActive of the sale")
-	result := fs.String("loadtest-json", "", "the result of `ticketfair loadtest --report-json`")
+	result := fs.String("loadtest-json", "", "the result of `ticketfair-dev loadtest --report-json`")
 	reportJSON := fs.String("report-json", "", "also write the report as JSON to this file")
 	wait := fs.Duration("wait", time.Minute, "how long to wait for the last paid seats' tickets")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ticketfair audit [flags]\n\nThe sale's records come from the environment: TICKETFAIR_AUDIT_DATABASE_URL (PostgreSQL)\nand TICKETFAIR_AUDIT_REDIS_URL (Redis). Exits 1 when a promise was broken.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: ticketfair-dev audit [flags]\n\nThe sale's records come from the environment: TICKETFAIR_AUDIT_DATABASE_URL (PostgreSQL)\nand TICKETFAIR_AUDIT_REDIS_URL (Redis). Exits 1 when a promise was broken.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

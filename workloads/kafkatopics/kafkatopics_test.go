@@ -1,0 +1,45 @@
+package kafkatopics
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/ticketfair/ticketfair/workloads/config"
+)
+
+// TestCreate: topics get Partitions partitions, and creating them again is
+// no error.
+func TestCreate(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cfg := config.Kafka{Brokers: c.ListenAddrs()}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for range 2 {
+		if err := Create(ctx, cfg, "a", "b"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Create(ctx, cfg); err != nil {
+		t.Fatalf("no topics: %v", err)
+	}
+	md, err := (&kafka.Client{Addr: kafka.TCP(cfg.Brokers...)}).Metadata(ctx, &kafka.MetadataRequest{Topics: []string{"a", "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(md.Topics) != 2 {
+		t.Fatalf("topics %+v", md.Topics)
+	}
+	for _, tp := range md.Topics {
+		if tp.Error != nil || len(tp.Partitions) != Partitions {
+			t.Fatalf("topic %s: %d partitions, %v", tp.Name, len(tp.Partitions), tp.Error)
+		}
+	}
+}

@@ -1,0 +1,108 @@
+// Package queueapi is the JSON the queue serves to the waiting crowd:
+// joining (POST /events/{eventId}/queue), polling and leaving
+// (GET and DELETE /events/{eventId}/queue/{queueId}), the public state
+// (GET /events/{eventId}/queue/state) and the error body. The queue
+// encodes these types and its clients (the load generator, the tests)
+// decode them, so the contract cannot drift. The operator's figures are
+// in queuestats.
+package queueapi
+
+import "time"
+
+// Status of a Place.
+const (
+	StatusWaiting  = "waiting"
+	StatusAdmitted = "admitted"
+	StatusPaused   = "paused"
+	StatusSoldOut  = "sold_out"
+	StatusExpired  = "expired" // admitted, the session ran out
+	StatusClosed   = "closed"  // left the queue
+)
+
+// Status of the State (besides StatusPaused and StatusSoldOut).
+const (
+	StatusPrequeue = "prequeue" // sales not open yet
+	StatusOpen     = "open"
+)
+
+// Place is the answer of a join and a poll: one person's place.
+type Place struct {
+	QueueID string `json:"queueId,omitempty"`
+	// Status is waiting, admitted, paused, sold_out, expired or closed.
+	Status string `json:"status"`
+	// Place is the score the queueId carries, once sales are open: the page
+	// compares it with the public state's watermark.
+	Place                int64      `json:"place,omitempty"`
+	Position             int64      `json:"position"`
+	Ahead                int64      `json:"ahead"`
+	EstimatedWaitSeconds int64      `json:"estimatedWaitSeconds"`
+	PollAfterSeconds     int        `json:"pollAfterSeconds"`
+	SalesOpen            bool       `json:"salesOpen"`
+	SalesOpenAt          *time.Time `json:"salesOpenAt,omitempty"` // before opening: for the countdown
+	AccessToken          string     `json:"accessToken,omitempty"`
+	AccessTokenExpiresAt *time.Time `json:"accessTokenExpiresAt,omitempty"`
+}
+
+// Left is the answer of leaving the queue.
+type Left struct {
+	Status string `json:"status"` // closed
+}
+
+// State is the public state: what the waiting page needs to place itself,
+// identical for everyone, so a CDN can answer it. A waiting person's place
+// is the score their queueId carries (Place.Place); they have been
+// admitted once Watermark >= place, and then (only then) ask their own
+// endpoint for the access token.
+type State struct {
+	// Status is prequeue (sales not open), open, paused or sold_out.
+	Status      string     `json:"status"`
+	SalesOpen   bool       `json:"salesOpen"`
+	SalesOpenAt *time.Time `json:"salesOpenAt,omitempty"`
+	Paused      bool       `json:"paused"`
+	SoldOut     bool       `json:"soldOut"`
+	// Watermark is the place of the last admitted person, -1 before the
+	// first admission: every place at or below it has been let in.
+	Watermark int64 `json:"watermark"`
+	Waiting   int64 `json:"waiting"`
+	// AdmissionRate is admissions per second observed over the last ~10 s
+	// (the configured rate before any was seen).
+	AdmissionRate float64 `json:"admissionRate"`
+	// Samples are [rank, place] points of the waiting queue in order: the
+	// number ahead of a place is interpolated between them. None before
+	// opening, when no rank exists yet.
+	Samples [][2]int64 `json:"samples"`
+}
+
+// Ahead is the waiting page's estimate of the people ahead of place: place
+// interpolated between the sampled [rank, place] points.
+func (st State) Ahead(place int64) int64 {
+	sm := st.Samples
+	i := 0
+	for i < len(sm) && sm[i][1] < place {
+		i++
+	}
+	switch {
+	case len(sm) == 0 || i == 0:
+		return 0
+	case i == len(sm):
+		return st.Waiting
+	}
+	lo, hi := sm[i-1], sm[i]
+	if hi[1] == lo[1] {
+		return hi[0]
+	}
+	return lo[0] + int64(float64(place-lo[1])/float64(hi[1]-lo[1])*float64(hi[0]-lo[0]))
+}
+
+// ErrorBody is the JSON of every error answer:
+// {"error": {"code": ..., "message": ...}}.
+type ErrorBody struct {
+	Error Error `json:"error"`
+}
+
+// Error is the error of an ErrorBody: a stable machine code and a message
+// meant for people.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
