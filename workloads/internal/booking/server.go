@@ -91,15 +91,8 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 	}
 
 	// A database that is down costs a request at most the connect
-	// timeout (database.PoolConfig's), not the OS's.
-	pcfg, err := database.PoolConfig(cfg.Postgres)
-	if err != nil {
-		return fmt.Errorf("booking: %w", err)
-	}
-	if cfg.DatabaseMaxConns > 0 {
-		pcfg.MaxConns = int32(cfg.DatabaseMaxConns)
-	}
-	pool, err := database.NewPool(ctx, pcfg)
+	// timeout (database.Pool's), not the OS's.
+	pool, err := database.Pool(ctx, cfg.Postgres, database.MaxConns(cfg.DatabaseMaxConns))
 	if err != nil {
 		return fmt.Errorf("booking: %w", err)
 	}
