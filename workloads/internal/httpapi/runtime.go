@@ -26,8 +26,8 @@ type Server struct {
 }
 
 // Background is a loop a service runs beside its server (a sweeper, a
-// consumer, an admitter). It runs until ctx ends; returning earlier, with
-// or without an error, stops the service.
+// consumer, an admitter). It runs until ctx ends; an error stops the
+// service (nil: the loop is simply done).
 type Background func(ctx context.Context) error
 
 // Run is every service's lifecycle: it serves srv and runs the background
@@ -45,8 +45,7 @@ func Run(ctx context.Context, srv Server, background ...Background) error {
 			if gctx.Err() != nil && errors.Is(err, context.Canceled) {
 				return nil // stopped by the stop
 			}
-			stop() // a loop that ends ends the service
-			return err
+			return err // an error cancels gctx: the server and the other loops stop
 		})
 	}
 	g.Go(func() error {
