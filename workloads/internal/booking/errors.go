@@ -44,7 +44,9 @@ func (e *BadSeatIDError) Error() string { return fmt.Sprintf("bad seat id %q", e
 // TooManySeatsError: one request asks for more seats than a customer may have.
 type TooManySeatsError struct{ Limit int }
 
-func (e *TooManySeatsError) Error() string { return fmt.Sprintf("at most %d seats per customer", e.Limit) }
+func (e *TooManySeatsError) Error() string {
+	return fmt.Sprintf("at most %d seats per customer", e.Limit)
+}
 
 // SeatLimitError: the customer already holds or bought Already seats, and
 // the request would take them past Limit.
@@ -140,4 +142,3 @@ func retryable(err error) bool {
 	}
 	return false
 }
-
