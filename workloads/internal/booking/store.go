@@ -374,7 +374,7 @@ func (s *Store) Release(ctx context.Context, orderID, customer string) (*Order, 
 		if _, err := tx.Exec(ctx, releaseSeatsSQL, orderID); err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, `UPDATE ticket_order SET status = 'CANCELLED', updated_at = now() WHERE id = $1 RETURNING status`, orderID).Scan(&o.Status); err != nil {
+		if err := tx.QueryRow(ctx, `UPDATE ticket_order SET status = $2, updated_at = now() WHERE id = $1 RETURNING status`, orderID, StatusCancelled).Scan(&o.Status); err != nil {
 			return err
 		}
 		return loadSeats(ctx, tx, o)
@@ -611,10 +611,10 @@ func (s *Store) sellSeats(ctx context.Context, tx pgx.Tx, o *Order) (bool, error
 func (s *Store) markPaid(ctx context.Context, tx pgx.Tx, o *Order, p Payment) error {
 	var at time.Time
 	if err := tx.QueryRow(ctx, `
-		UPDATE ticket_order SET status = 'PAID', idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
+		UPDATE ticket_order SET status = $6, idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
 		       paid_currency = $5, settled_at = now(), updated_at = now()
 		 WHERE id = $1 RETURNING settled_at`,
-		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency).Scan(&at); err != nil {
+		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, StatusPaid).Scan(&at); err != nil {
 		return err
 	}
 	at = at.UTC()
@@ -630,10 +630,10 @@ func (s *Store) markRefund(ctx context.Context, tx pgx.Tx, o *Order, p Payment, 
 	}
 	var at time.Time
 	if err := tx.QueryRow(ctx, `
-		UPDATE ticket_order SET status = 'REFUND_REQUIRED', idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
+		UPDATE ticket_order SET status = $7, idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
 		       paid_currency = $5, refund_reason = $6, settled_at = now(), updated_at = now()
 		 WHERE id = $1 RETURNING settled_at`,
-		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, reason).Scan(&at); err != nil {
+		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, reason, StatusRefundRequired).Scan(&at); err != nil {
 		return err
 	}
 	at = at.UTC()
@@ -652,6 +652,25 @@ func insertOutbox(ctx context.Context, tx pgx.Tx, topic, key, typ string, payloa
 	_, err = tx.Exec(ctx, `INSERT INTO outbox (topic, key, event_type, payload) VALUES ($1, $2, $3, $4)`, topic, key, typ, body)
 	return err
 }
+
+// expireOrdersSQL expires a batch of pending orders past their hold and
+// tells, per session, whether it has no other live hold. The statuses are
+// literals in the statement (not parameters) so that the partial index on
+// pending orders serves it under a generic plan too.
+const expireOrdersSQL = `
+WITH expired AS (
+	UPDATE ticket_order SET status = '` + StatusExpired + `', updated_at = now()
+	 WHERE id IN (
+		SELECT id FROM ticket_order
+		 WHERE event_id = $1 AND status = '` + StatusPending + `' AND hold_expires_at <= now()
+		 LIMIT $2 FOR UPDATE SKIP LOCKED)
+	   AND status = '` + StatusPending + `'
+	RETURNING session_id)
+SELECT e.session_id, e.session_id <> '' AND NOT EXISTS (
+	SELECT 1 FROM ticket_order o
+	 WHERE o.event_id = $1 AND o.session_id = e.session_id
+	   AND o.status = '` + StatusPending + `' AND o.hold_expires_at > now())
+  FROM expired e`
 
 // Sweep frees expired holds and expires their pending orders, in batches
 // of batch rows claimed with FOR UPDATE SKIP LOCKED, so every replica may
@@ -681,20 +700,7 @@ func (s *Store) Sweep(ctx context.Context, batch int) (seats, orders int64, ende
 	for {
 		// The outer query sees the snapshot before the UPDATE, in which the
 		// expiring orders are PENDING but already past hold_expires_at.
-		rows, err := s.pool.Query(ctx, `
-			WITH expired AS (
-				UPDATE ticket_order SET status = 'EXPIRED', updated_at = now()
-				 WHERE id IN (
-					SELECT id FROM ticket_order
-					 WHERE event_id = $1 AND status = 'PENDING' AND hold_expires_at <= now()
-					 LIMIT $2 FOR UPDATE SKIP LOCKED)
-				   AND status = 'PENDING'
-				RETURNING session_id)
-			SELECT e.session_id, e.session_id <> '' AND NOT EXISTS (
-				SELECT 1 FROM ticket_order o
-				 WHERE o.event_id = $1 AND o.session_id = e.session_id
-				   AND o.status = 'PENDING' AND o.hold_expires_at > now())
-			  FROM expired e`, s.eventID, batch)
+		rows, err := s.pool.Query(ctx, expireOrdersSQL, s.eventID, batch)
 		if err != nil {
 			return seats, orders, ended, err
 		}
