@@ -194,7 +194,8 @@ func TestServeDrain(t *testing.T) {
 }
 
 // TestRun: a background loop's error stops the server and is returned;
-// cancelling ctx stops the server and every loop, and Run waits for them.
+// cancelling ctx drains and stops the server, then every loop, and Run
+// waits for them.
 func TestRun(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	boom := errors.New("boom")
@@ -210,7 +211,7 @@ func TestRun(t *testing.T) {
 	var stopped atomic.Bool
 	errc := make(chan error, 1)
 	go func() {
-		errc <- Run(ctx, Server{Addr: "127.0.0.1:0", Handler: ok, Grace: time.Second, Ready: func(a net.Addr) { addrc <- a }},
+		errc <- Run(ctx, Server{Addr: "127.0.0.1:0", Handler: ok, Drain: 300 * time.Millisecond, Grace: time.Second, Ready: func(a net.Addr) { addrc <- a }},
 			func(ctx context.Context) error {
 				<-ctx.Done()
 				time.Sleep(100 * time.Millisecond)
@@ -224,6 +225,10 @@ func TestRun(t *testing.T) {
 	}
 	resp.Body.Close()
 	cancel()
+	time.Sleep(100 * time.Millisecond)
+	if stopped.Load() {
+		t.Fatal("the loop stopped during the drain, before the server")
+	}
 	if err := <-errc; err != nil {
 		t.Fatalf("Run after cancel = %v, want nil", err)
 	}

@@ -31,26 +31,31 @@ type Server struct {
 type Background func(ctx context.Context) error
 
 // Run is every service's lifecycle: it serves srv and runs the background
-// loops in one errgroup until ctx is cancelled or one of them stops. The
-// first error ends everything and is returned; ctx's cancellation is a
-// clean stop (nil). Run returns only once the server has shut down and
-// every loop has returned.
+// loops in one errgroup. Cancelling ctx (SIGTERM) drains and shuts the
+// server down, and only then stops the loops, so the requests still served
+// find them running. A loop's error stops the server and the other loops
+// and is returned; a clean stop returns nil. Run returns only once the
+// server has shut down and every loop has returned.
 func Run(ctx context.Context, srv Server, background ...Background) error {
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	g, gctx := errgroup.WithContext(ctx)
+	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLoops()
+	g, gctx := errgroup.WithContext(loopCtx)
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	// A loop that fails (gctx ends) takes the server down with it.
+	defer context.AfterFunc(gctx, stopServing)()
 	for _, fn := range background {
 		g.Go(func() error {
 			err := fn(gctx)
 			if gctx.Err() != nil && errors.Is(err, context.Canceled) {
 				return nil // stopped by the stop
 			}
-			return err // an error cancels gctx: the server and the other loops stop
+			return err
 		})
 	}
 	g.Go(func() error {
-		err := ServeDrain(gctx, srv.Addr, srv.Handler, srv.Drain, srv.Grace, srv.Ready)
-		stop() // a server that fails to listen or stops stops the loops
+		err := ServeDrain(serveCtx, srv.Addr, srv.Handler, srv.Drain, srv.Grace, srv.Ready)
+		stopLoops()
 		return err
 	})
 	return g.Wait()
