@@ -31,19 +31,13 @@ type Server struct {
 type Background func(ctx context.Context) error
 
 // Run is every service's lifecycle: it serves srv and runs the background
-// loops in one errgroup. Cancelling ctx (SIGTERM) drains and shuts the
-// server down, and only then stops the loops, so the requests still served
-// find them running. A loop's error stops the server and the other loops
-// and is returned; a clean stop returns nil. Run returns only once the
-// server has shut down and every loop has returned.
+// loops in one errgroup. Cancelling ctx (SIGTERM) stops the loops (an
+// admitter hands its Lease over at once) and drains, then shuts down, the
+// server. A loop's error stops the server and the other loops and is
+// returned; a clean stop returns nil. Run returns only once the server has
+// shut down and every loop has returned.
 func Run(ctx context.Context, srv Server, background ...Background) error {
-	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopLoops()
-	g, gctx := errgroup.WithContext(loopCtx)
-	serveCtx, stopServing := context.WithCancel(ctx)
-	defer stopServing()
-	// A loop that fails (gctx ends) takes the server down with it.
-	defer context.AfterFunc(gctx, stopServing)()
+	g, gctx := errgroup.WithContext(ctx)
 	for _, fn := range background {
 		g.Go(func() error {
 			err := fn(gctx)
@@ -53,11 +47,8 @@ func Run(ctx context.Context, srv Server, background ...Background) error {
 			return err
 		})
 	}
-	g.Go(func() error {
-		err := ServeDrain(serveCtx, srv.Addr, srv.Handler, srv.Drain, srv.Grace, srv.Ready)
-		stopLoops()
-		return err
-	})
+	// gctx ends with ctx or with a loop's error: either stops the server.
+	g.Go(func() error { return ServeDrain(gctx, srv.Addr, srv.Handler, srv.Drain, srv.Grace, srv.Ready) })
 	return g.Wait()
 }
 
