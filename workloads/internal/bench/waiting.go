@@ -141,8 +141,8 @@ func originRequests(ctx context.Context, hc *http.Client, queueURL string) (int6
 	}
 	var n int64
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, `ticketfair_queue_request_seconds_count{op="state"`) ||
-			strings.HasPrefix(line, `ticketfair_queue_request_seconds_count{op="poll"`) {
+		if strings.HasPrefix(line, `ticketfair_queue_request_seconds_count{`) &&
+			(strings.Contains(line, `op="state"`) || strings.Contains(line, `op="poll"`)) {
 			v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
 			n += int64(v)
 		}

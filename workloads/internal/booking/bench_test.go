@@ -55,7 +55,7 @@ func BenchmarkHold(b *testing.B) {
 				switch {
 				case err == nil:
 					ok.Add(1)
-				case errors.As(err, &he) && he.Code == "seats_unavailable":
+				case errors.As(httpError(err), &he) && he.Code == "seats_unavailable":
 					conflicts.Add(1)
 				default:
 					b.Error(err)

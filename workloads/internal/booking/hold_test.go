@@ -198,7 +198,7 @@ func TestHoldsAtScale(t *testing.T) {
 					switch {
 					case err == nil:
 						results <- result{customer, h}
-					case errors.As(err, &he) && (he.Code == "seats_unavailable" || he.Code == "seat_limit"):
+					case errors.As(httpError(err), &he) && (he.Code == "seats_unavailable" || he.Code == "seat_limit"):
 					default:
 						failures.Add(1)
 						t.Errorf("hold for %s: %v", customer, err)
@@ -291,7 +291,7 @@ func TestCustomerLimit(t *testing.T) {
 	}
 	_, err := st.Hold(ctx, "greedy", "s", []string{"A-2-1", "A-2-2"})
 	var he *httpapi.Error
-	if !errors.As(err, &he) || he.Code != "seat_limit" || he.Status != http.StatusConflict {
+	if !errors.As(httpError(err), &he) || he.Code != "seat_limit" || he.Status != http.StatusConflict {
 		t.Fatalf("second hold past the limit: %v", err)
 	}
 	if _, err := st.Hold(ctx, "greedy", "s", []string{"A-2-1"}); err != nil {
@@ -307,7 +307,7 @@ func TestCustomerLimit(t *testing.T) {
 			var perr *httpapi.Error
 			if _, err := st.Hold(ctx, "parallel", "s", []string{SeatID("B", 1+i/10, 1+i%10)}); err == nil {
 				okCount.Add(1)
-			} else if !errors.As(err, &perr) || perr.Code != "seat_limit" {
+			} else if !errors.As(httpError(err), &perr) || perr.Code != "seat_limit" {
 				t.Errorf("parallel hold: %v", err)
 			}
 		}()

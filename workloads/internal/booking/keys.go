@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
+	"github.com/ticketfair/ticketfair/workloads/internal/retry"
 )
 
 // keySource holds the public keys access tokens are verified with: fixed
@@ -67,10 +68,8 @@ func (k *keySource) run(ctx context.Context, interval time.Duration) {
 				wait = 2 * time.Second
 			}
 		}
-		select {
-		case <-ctx.Done():
+		if retry.Sleep(ctx, wait) != nil {
 			return
-		case <-time.After(wait):
 		}
 	}
 }

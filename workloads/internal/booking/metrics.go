@@ -3,8 +3,6 @@ package booking
 import (
 	"errors"
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -137,29 +135,6 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
-}
-
-// instrument records the latency of route and counts its dependency errors.
-func (m *metrics) instrument(route string, h httpapi.HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
-		if err := h(sw, r); err != nil {
-			m.countDependencyError(err)
-			httpapi.WriteError(sw, r, err)
-		}
-		m.reqDuration.WithLabelValues(route, strconv.Itoa(sw.code)).Observe(time.Since(start).Seconds())
-	})
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.code = code
-	w.ResponseWriter.WriteHeader(code)
 }
 
 // countDependencyError counts err if a dependency was unavailable.

@@ -110,7 +110,7 @@ func (c *seatCache) load(ctx context.Context, old *seatSnapshot) (*seatSnapshot,
 		  FROM seat WHERE event_id = $1
 		 ORDER BY section, row_no, seat_no`, st.eventID)
 	if err != nil {
-		return nil, dbError(err)
+		return nil, err
 	}
 	var (
 		sections []SectionSummary
@@ -151,7 +151,7 @@ func (c *seatCache) load(ctx context.Context, old *seatSnapshot) (*seatSnapshot,
 		return nil
 	})
 	if err != nil {
-		return nil, dbError(err)
+		return nil, err
 	}
 	snap := &seatSnapshot{at: time.Now(), bySection: map[string]*httpapi.Cacheable{}, rowsBy: map[string]*httpapi.Cacheable{}}
 	hash.Sum(snap.content[:0])

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ticketfair/ticketfair/workloads/config"
@@ -30,6 +31,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
+	"github.com/ticketfair/ticketfair/workloads/internal/retry"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 	"github.com/ticketfair/ticketfair/workloads/openapi"
 	"github.com/ticketfair/ticketfair/workloads/redisconn"
@@ -53,8 +55,8 @@ type service struct {
 	seatMap       *seatCache
 	migrated      atomic.Bool
 
-	bg    sync.WaitGroup // session releases in flight
-	bgCtx context.Context
+	bg    sync.WaitGroup  // session releases in flight
+	bgCtx context.Context // theirs: cancelled once Run has waited for them
 }
 
 // Run serves the booking API for cfg.EventID until ctx is cancelled. It
@@ -91,15 +93,8 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 	}
 
 	// A database that is down costs a request at most the connect
-	// timeout (database.PoolConfig's), not the OS's.
-	pcfg, err := database.PoolConfig(cfg.Postgres)
-	if err != nil {
-		return fmt.Errorf("booking: %w", err)
-	}
-	if cfg.DatabaseMaxConns > 0 {
-		pcfg.MaxConns = int32(cfg.DatabaseMaxConns)
-	}
-	pool, err := database.NewPool(ctx, pcfg)
+	// timeout (database.Pool's), not the OS's.
+	pool, err := database.Pool(ctx, cfg.Postgres, database.MaxConns(cfg.DatabaseMaxConns))
 	if err != nil {
 		return fmt.Errorf("booking: %w", err)
 	}
@@ -116,7 +111,6 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 		cfg: cfg, pool: pool, rdb: rdb, keys: keys,
 		store:   store,
 		metrics: newMetrics(pool),
-		bgCtx:   context.WithoutCancel(ctx),
 	}
 	s.seatMap = &seatCache{store: s.store, maxAge: cfg.SeatMapRefresh}
 	for _, sec := range strings.Split(cfg.WebhookSecrets, ",") {
@@ -135,24 +129,22 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 		}
 	}
 
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); keys.run(runCtx, 5*time.Minute) }()
-	go func() { defer wg.Done(); s.sweepLoop(runCtx) }()
+	// Session releases after a purchase outlive the requests that start
+	// them: they get a moment after the server stops, then are cancelled.
+	var stopReleases context.CancelFunc
+	s.bgCtx, stopReleases = context.WithCancel(context.WithoutCancel(ctx))
+	defer s.waitReleases(5*time.Second, stopReleases)
 
-	err = httpapi.ServeDrain(ctx, cfg.HTTPAddr, s.routes(), cfg.DrainDelay, cfg.ShutdownGrace, ready)
-	stop()
-	wg.Wait()
-	s.waitReleases(5 * time.Second)
-	return err
+	return httpapi.Run(ctx, httpapi.Server{Addr: cfg.HTTPAddr, Handler: s.routes(),
+		Drain: cfg.DrainDelay, Grace: cfg.ShutdownGrace, Ready: ready},
+		func(ctx context.Context) error { keys.run(ctx, 5*time.Minute); return nil },
+		func(ctx context.Context) error { s.sweepLoop(ctx); return nil })
 }
 
 func (s *service) routes() *httpapi.Mux {
 	mux := httpapi.NewMux()
 	handle := func(pattern string, h httpapi.HandlerFunc) {
-		mux.Handle(pattern, s.metrics.instrument(pattern, h))
+		mux.Handle(pattern, httpapi.Observe(s.metrics.reqDuration, prometheus.Labels{"route": pattern}, s.handle(h)))
 	}
 	handle("GET /events/{eventId}/seats", s.seats)
 	handle("POST /events/{eventId}/holds", s.hold)
@@ -161,11 +153,10 @@ func (s *service) routes() *httpapi.Mux {
 	handle("POST "+StripeWebhookPath, s.stripeWebhook)
 	handle("POST /orders/{orderId}/confirm", s.confirm)
 	handle("GET /orders/{orderId}", s.order)
-	mux.Handle("GET /healthz", httpapi.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-		return nil
-	}))
-	mux.Handle("GET /readyz", httpapi.HandlerFunc(s.readyz))
+	httpapi.Probes(mux,
+		httpapi.Check{Name: "database", Fn: s.pool.Ping},
+		httpapi.Check{Name: "migrations", Fn: s.migrationsApplied},
+		httpapi.Check{Name: "token keys", Fn: s.keysLoaded})
 	mux.Handle("GET "+openapi.Path, openapi.Handler(openapi.Booking))
 	mux.Handle("GET /metrics", s.metrics.handler())
 	return mux
@@ -259,16 +250,20 @@ func (s *service) hold(w http.ResponseWriter, r *http.Request) (err error) {
 	return nil
 }
 
+// holdResult classifies a hold's outcome for holds_total.
 func holdResult(err error) string {
-	var he *httpapi.Error
+	var (
+		unavailable *SeatsUnavailableError
+		limit       *SeatLimitError
+	)
 	switch {
 	case err == nil:
 		return "ok"
-	case errors.As(err, &he) && he.Code == "seats_unavailable":
+	case errors.As(err, &unavailable):
 		return "conflict"
-	case errors.As(err, &he) && he.Code == "seat_limit":
+	case errors.As(err, &limit):
 		return "limit"
-	case errors.As(err, &he) && he.Status < 500:
+	case rejected(err):
 		return "rejected"
 	}
 	return "error"
@@ -398,9 +393,9 @@ func (s *service) confirm(w http.ResponseWriter, r *http.Request) (err error) {
 	return nil
 }
 
+// confirmErrResult classifies a failed confirmation for confirms_total.
 func confirmErrResult(err error) string {
-	var he *httpapi.Error
-	if errors.As(err, &he) && he.Status < 500 {
+	if rejected(err) {
 		return "rejected"
 	}
 	return "error"
@@ -472,7 +467,7 @@ func (s *service) webhook(w http.ResponseWriter, r *http.Request) error {
 		httpapi.WriteJSON(w, http.StatusOK, o)
 	case "failed", "canceled", "cancelled":
 		o, err := s.store.Release(r.Context(), ev.OrderID, "")
-		if errors.Is(err, errOrderNotPending) {
+		if errors.Is(err, ErrOrderNotPending) {
 			httpapi.WriteJSON(w, http.StatusOK, map[string]any{"orderId": ev.OrderID, "ignored": true, "reason": "order is not pending"})
 			return nil
 		}
@@ -504,46 +499,63 @@ func (s *service) releaseSession(sid string) {
 				return
 			}
 			slog.Warn("release queue session", "session", sid, "attempt", attempt+1, "err", err)
-			if attempt < 4 {
-				time.Sleep(time.Duration(200<<attempt) * time.Millisecond)
+			if attempt == 4 || retry.Sleep(s.bgCtx, retry.Backoff(attempt, 200*time.Millisecond, 2*time.Second)) != nil {
+				return
 			}
 		}
 	}()
 }
 
-func (s *service) waitReleases(d time.Duration) {
+// waitReleases gives the session releases in flight up to d, then cancels
+// them and waits until they have returned.
+func (s *service) waitReleases(d time.Duration, cancel context.CancelFunc) {
+	defer cancel()
 	done := make(chan struct{})
 	go func() { s.bg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(d):
-		slog.Warn("queue session releases still running at shutdown")
+		slog.Warn("queue session releases still running at shutdown; cancelling them")
+		cancel()
+		<-done
 	}
 }
 
-// readyz: the database answers, the schema is current and access-token
-// keys are known.
-func (s *service) readyz(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if err := s.pool.Ping(ctx); err != nil {
+// handle answers h's error: the domain's errors map to HTTP in one place
+// (httpError), and a dependency's unavailability is counted.
+func (s *service) handle(h httpapi.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			err = httpError(err)
+			s.metrics.countDependencyError(err)
+			httpapi.WriteError(w, r, err)
+		}
+	})
+}
+
+// migrationsApplied: ready only with the current schema (checked until it
+// is, then remembered).
+func (s *service) migrationsApplied(ctx context.Context) error {
+	if s.migrated.Load() {
+		return nil
+	}
+	n, err := migrations.PendingConn(ctx, s.pool.Config().ConnConfig)
+	if err != nil {
 		return httpapi.Unavailable("the database", err)
 	}
-	if !s.migrated.Load() {
-		n, err := migrations.PendingConn(ctx, s.pool.Config().ConnConfig)
-		if err != nil {
-			return httpapi.Unavailable("the database", err)
-		}
-		if n > 0 {
-			return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "migrations_pending",
-				Message: fmt.Sprintf("%d migrations are not applied; run ticketfair migrate", n)}
-		}
-		s.migrated.Store(true)
+	if n > 0 {
+		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "migrations_pending",
+			Message: fmt.Sprintf("%d migrations are not applied; run ticketfair migrate", n)}
 	}
+	s.migrated.Store(true)
+	return nil
+}
+
+// keysLoaded: access tokens can be verified.
+func (s *service) keysLoaded(context.Context) error {
 	if !s.keys.ready() {
 		return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "no_token_keys", Message: "access token keys are not loaded yet"}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
+	"github.com/ticketfair/ticketfair/workloads/internal/retry"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 )
 
@@ -70,16 +70,13 @@ func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 		if err == nil {
 			return nil
 		}
-		if retryable(err) && attempt < 10 {
-			backoff := time.Duration(1+rand.IntN(5<<min(attempt, 4))) * time.Millisecond
-			select {
-			case <-time.After(backoff):
-				continue
-			case <-ctx.Done():
-				return dbError(ctx.Err())
-			}
+		if !retryable(err) || attempt >= 10 {
+			return err
 		}
-		return dbError(err)
+		// 1-4 ms at first, doubling up to 80 ms.
+		if err := retry.Sleep(ctx, retry.Backoff(attempt+2, time.Millisecond, 80*time.Millisecond)); err != nil {
+			return err
+		}
 	}
 }
 
@@ -87,19 +84,19 @@ func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 // order every transaction locks seats in, so holds cannot deadlock).
 func (s *Store) checkSeats(seats []string) ([]string, error) {
 	if len(seats) == 0 {
-		return nil, errNoSeats
+		return nil, ErrNoSeats
 	}
 	if len(seats) > s.maxSeats {
-		return nil, errTooManySeats(s.maxSeats)
+		return nil, &TooManySeatsError{Limit: s.maxSeats}
 	}
 	sorted := slices.Clone(seats)
 	slices.Sort(sorted)
 	for i, id := range sorted {
 		if _, ok := parseSeatID(id); !ok {
-			return nil, badRequest("bad_seat_id", "seat id %q is not of the form <section>-<row>-<seat>", truncate(id, 40))
+			return nil, &BadSeatIDError{Seat: id}
 		}
 		if i > 0 && sorted[i-1] == id {
-			return nil, errDuplicateSeat
+			return nil, ErrDuplicateSeat
 		}
 	}
 	return sorted, nil
@@ -198,10 +195,10 @@ func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []st
 			return err
 		}
 		if already+int64(len(sorted)) > int64(s.maxSeats) {
-			return errSeatLimit(s.maxSeats, already)
+			return &SeatLimitError{Limit: s.maxSeats, Already: already}
 		}
 		if len(unavailable) > 0 {
-			return errUnavailableSeats(unavailable)
+			return &SeatsUnavailableError{Seats: unavailable}
 		}
 		if _, err := tx.Exec(ctx, `
 			WITH os AS (
@@ -221,7 +218,7 @@ func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []st
 		if len(unavailable) > 0 {
 			// Tell an unknown seat (bad input) from a taken one.
 			if unknown, uerr := s.unknownSeats(ctx, unavailable); uerr == nil && len(unknown) > 0 {
-				return nil, errUnknownSeats(unknown)
+				return nil, &UnknownSeatsError{Seats: unknown}
 			}
 		}
 		return nil, err
@@ -281,7 +278,7 @@ func (s *Store) scanOrder(row pgx.Row) (*Order, error) {
 	err := row.Scan(&o.OrderID, &o.EventID, &o.customerID, &o.sessionID, &o.Status, &o.Amount, &o.Currency, &o.ExpiresAt,
 		&o.CreatedAt, &o.PaymentID, &o.SettledAt, &o.RefundReason, &o.idemKey, &o.paidAmount, &o.paidCurr)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, errOrderNotFound
+		return nil, ErrOrderNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -331,17 +328,17 @@ func loadSeats(ctx context.Context, q interface {
 // Order returns the order if customer owns it; anyone else gets not found.
 func (s *Store) Order(ctx context.Context, orderID, customer string) (*Order, error) {
 	if _, err := uuid.Parse(orderID); err != nil {
-		return nil, errOrderNotFound
+		return nil, ErrOrderNotFound
 	}
 	o, err := s.scanOrder(s.pool.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2`, orderID, s.eventID))
 	if err != nil {
-		return nil, dbError(err)
+		return nil, err
 	}
 	if o.customerID != customer {
-		return nil, errOrderNotFound
+		return nil, ErrOrderNotFound
 	}
 	if err := loadSeats(ctx, s.pool, o); err != nil {
-		return nil, dbError(err)
+		return nil, err
 	}
 	return o, nil
 }
@@ -359,7 +356,7 @@ UPDATE seat SET status = 'AVAILABLE', held_by = NULL, order_id = NULL, hold_expi
 // skips the owner check (a failed payment reported by the provider).
 func (s *Store) Release(ctx context.Context, orderID, customer string) (*Order, error) {
 	if _, err := uuid.Parse(orderID); err != nil {
-		return nil, errOrderNotFound
+		return nil, ErrOrderNotFound
 	}
 	var o *Order
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -369,15 +366,15 @@ func (s *Store) Release(ctx context.Context, orderID, customer string) (*Order, 
 			return err
 		}
 		if customer != "" && o.customerID != customer {
-			return errOrderNotFound
+			return ErrOrderNotFound
 		}
 		if o.Status != StatusPending {
-			return errOrderNotPending
+			return ErrOrderNotPending
 		}
 		if _, err := tx.Exec(ctx, releaseSeatsSQL, orderID); err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, `UPDATE ticket_order SET status = 'CANCELLED', updated_at = now() WHERE id = $1 RETURNING status`, orderID).Scan(&o.Status); err != nil {
+		if err := tx.QueryRow(ctx, `UPDATE ticket_order SET status = $2, updated_at = now() WHERE id = $1 RETURNING status`, orderID, StatusCancelled).Scan(&o.Status); err != nil {
 			return err
 		}
 		return loadSeats(ctx, tx, o)
@@ -438,7 +435,7 @@ type RefundedPayment struct {
 // (order_settled), once per payment id.
 func (s *Store) Confirm(ctx context.Context, p Payment) (*ConfirmResult, error) {
 	if _, err := uuid.Parse(p.OrderID); err != nil {
-		return nil, errOrderNotFound
+		return nil, ErrOrderNotFound
 	}
 	var res *ConfirmResult
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -446,7 +443,7 @@ func (s *Store) Confirm(ctx context.Context, p Payment) (*ConfirmResult, error) 
 		var other string
 		err := tx.QueryRow(ctx, `SELECT id::text FROM ticket_order WHERE idempotency_key = $1`, p.IdempotencyKey).Scan(&other)
 		if err == nil && other != p.OrderID {
-			return errIdemKeyReused
+			return ErrIdempotencyKeyReused
 		}
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
@@ -465,13 +462,13 @@ func (s *Store) Confirm(ctx context.Context, p Payment) (*ConfirmResult, error) 
 			switch {
 			case *o.idemKey == p.IdempotencyKey:
 				if o.paidAmount == nil || *o.paidAmount != p.Amount.String() || o.paidCurr == nil || *o.paidCurr != p.Currency || o.PaymentID != p.PaymentID {
-					return errIdemKeyReused
+					return ErrIdempotencyKeyReused
 				}
 				res = &ConfirmResult{Order: o}
 				return nil
 			case o.PaymentID == p.PaymentID:
 				// The payment that settled the order, under another key.
-				return errOrderSettled
+				return ErrOrderSettled
 			}
 			if err := s.refundExtraPayment(ctx, tx, o, p); err != nil {
 				return err
@@ -545,7 +542,7 @@ func (s *Store) replayExtraPayment(ctx context.Context, tx pgx.Tx, p Payment) (*
 	}
 	if rp.PaymentID != p.PaymentID || key != p.IdempotencyKey || orderID != p.OrderID ||
 		rp.Amount != p.Amount.String() || rp.Currency != p.Currency {
-		return nil, errIdemKeyReused
+		return nil, ErrIdempotencyKeyReused
 	}
 	o, err := s.scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2`, p.OrderID, s.eventID))
 	if err != nil {
@@ -614,10 +611,10 @@ func (s *Store) sellSeats(ctx context.Context, tx pgx.Tx, o *Order) (bool, error
 func (s *Store) markPaid(ctx context.Context, tx pgx.Tx, o *Order, p Payment) error {
 	var at time.Time
 	if err := tx.QueryRow(ctx, `
-		UPDATE ticket_order SET status = 'PAID', idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
+		UPDATE ticket_order SET status = $6, idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
 		       paid_currency = $5, settled_at = now(), updated_at = now()
 		 WHERE id = $1 RETURNING settled_at`,
-		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency).Scan(&at); err != nil {
+		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, StatusPaid).Scan(&at); err != nil {
 		return err
 	}
 	at = at.UTC()
@@ -633,10 +630,10 @@ func (s *Store) markRefund(ctx context.Context, tx pgx.Tx, o *Order, p Payment, 
 	}
 	var at time.Time
 	if err := tx.QueryRow(ctx, `
-		UPDATE ticket_order SET status = 'REFUND_REQUIRED', idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
+		UPDATE ticket_order SET status = $7, idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
 		       paid_currency = $5, refund_reason = $6, settled_at = now(), updated_at = now()
 		 WHERE id = $1 RETURNING settled_at`,
-		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, reason).Scan(&at); err != nil {
+		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, reason, StatusRefundRequired).Scan(&at); err != nil {
 		return err
 	}
 	at = at.UTC()
@@ -656,6 +653,25 @@ func insertOutbox(ctx context.Context, tx pgx.Tx, topic, key, typ string, payloa
 	return err
 }
 
+// expireOrdersSQL expires a batch of pending orders past their hold and
+// tells, per session, whether it has no other live hold. The statuses are
+// literals in the statement (not parameters) so that the partial index on
+// pending orders serves it under a generic plan too.
+const expireOrdersSQL = `
+WITH expired AS (
+	UPDATE ticket_order SET status = '` + StatusExpired + `', updated_at = now()
+	 WHERE id IN (
+		SELECT id FROM ticket_order
+		 WHERE event_id = $1 AND status = '` + StatusPending + `' AND hold_expires_at <= now()
+		 LIMIT $2 FOR UPDATE SKIP LOCKED)
+	   AND status = '` + StatusPending + `'
+	RETURNING session_id)
+SELECT e.session_id, e.session_id <> '' AND NOT EXISTS (
+	SELECT 1 FROM ticket_order o
+	 WHERE o.event_id = $1 AND o.session_id = e.session_id
+	   AND o.status = '` + StatusPending + `' AND o.hold_expires_at > now())
+  FROM expired e`
+
 // Sweep frees expired holds and expires their pending orders, in batches
 // of batch rows claimed with FOR UPDATE SKIP LOCKED, so every replica may
 // sweep at once without waiting on the others or on live transactions. It
@@ -673,7 +689,7 @@ func (s *Store) Sweep(ctx context.Context, batch int) (seats, orders int64, ende
 				 LIMIT $2 FOR UPDATE SKIP LOCKED)
 			   AND status = 'HELD' AND hold_expires_at <= now()`, s.eventID, batch)
 		if err != nil {
-			return seats, orders, ended, dbError(err)
+			return seats, orders, ended, err
 		}
 		seats += tag.RowsAffected()
 		if tag.RowsAffected() < int64(batch) {
@@ -684,22 +700,9 @@ func (s *Store) Sweep(ctx context.Context, batch int) (seats, orders int64, ende
 	for {
 		// The outer query sees the snapshot before the UPDATE, in which the
 		// expiring orders are PENDING but already past hold_expires_at.
-		rows, err := s.pool.Query(ctx, `
-			WITH expired AS (
-				UPDATE ticket_order SET status = 'EXPIRED', updated_at = now()
-				 WHERE id IN (
-					SELECT id FROM ticket_order
-					 WHERE event_id = $1 AND status = 'PENDING' AND hold_expires_at <= now()
-					 LIMIT $2 FOR UPDATE SKIP LOCKED)
-				   AND status = 'PENDING'
-				RETURNING session_id)
-			SELECT e.session_id, e.session_id <> '' AND NOT EXISTS (
-				SELECT 1 FROM ticket_order o
-				 WHERE o.event_id = $1 AND o.session_id = e.session_id
-				   AND o.status = 'PENDING' AND o.hold_expires_at > now())
-			  FROM expired e`, s.eventID, batch)
+		rows, err := s.pool.Query(ctx, expireOrdersSQL, s.eventID, batch)
 		if err != nil {
-			return seats, orders, ended, dbError(err)
+			return seats, orders, ended, err
 		}
 		var n int64
 		for rows.Next() {
@@ -707,7 +710,7 @@ func (s *Store) Sweep(ctx context.Context, batch int) (seats, orders int64, ende
 			var end bool
 			if err := rows.Scan(&sid, &end); err != nil {
 				rows.Close()
-				return seats, orders, ended, dbError(err)
+				return seats, orders, ended, err
 			}
 			n++
 			if end && !seen[sid] {
@@ -716,7 +719,7 @@ func (s *Store) Sweep(ctx context.Context, batch int) (seats, orders int64, ende
 			}
 		}
 		if err := rows.Err(); err != nil {
-			return seats, orders, ended, dbError(err)
+			return seats, orders, ended, err
 		}
 		orders += n
 		if n < int64(batch) {
@@ -736,7 +739,7 @@ func (s *Store) Inventory(ctx context.Context) (zone.Inventory, error) {
 		       count(*) FILTER (WHERE status = 'HELD'),
 		       count(*) FILTER (WHERE status = 'SOLD')
 		  FROM seat WHERE event_id = $1`, s.eventID).Scan(&inv.Available, &inv.Held, &inv.Sold); err != nil {
-		return zone.Inventory{}, dbError(err)
+		return zone.Inventory{}, err
 	}
 	return inv, nil
 }

@@ -119,7 +119,7 @@ func (s *service) stripeCheckout(ctx context.Context, typ stripe.EventType, cs *
 	}
 	if typ == stripe.EventTypeCheckoutSessionExpired || typ == stripe.EventTypeCheckoutSessionAsyncPaymentFailed {
 		o, err := s.store.Release(ctx, orderID, "")
-		if errors.Is(err, errOrderNotPending) {
+		if errors.Is(err, ErrOrderNotPending) {
 			return ignored(orderID, "order is not pending"), nil
 		}
 		return o, err
@@ -165,15 +165,15 @@ func ignored(orderID, reason string) map[string]any {
 // orderStatus is an order's status, for whoever holds a verified provider event.
 func (s *Store) orderStatus(ctx context.Context, orderID string) (string, error) {
 	if _, err := uuid.Parse(orderID); err != nil {
-		return "", errOrderNotFound
+		return "", ErrOrderNotFound
 	}
 	var status string
 	err := s.pool.QueryRow(ctx, `SELECT status FROM ticket_order WHERE id = $1 AND event_id = $2`, orderID, s.eventID).Scan(&status)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", errOrderNotFound
+		return "", ErrOrderNotFound
 	}
 	if err != nil {
-		return "", dbError(err)
+		return "", err
 	}
 	return status, nil
 }

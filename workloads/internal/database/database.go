@@ -36,29 +36,32 @@ func ConnConfig(cfg config.Postgres) (*pgx.ConnConfig, error) {
 	return c, nil
 }
 
-// PoolConfig parses cfg for a pool; callers may size it before NewPool.
-func PoolConfig(cfg config.Postgres) (*pgxpool.Config, error) {
+// PoolOption sizes or tunes a pool.
+type PoolOption func(*pgxpool.Config)
+
+// MaxConns caps the pool at n connections (n <= 0: pgx's default).
+func MaxConns(n int) PoolOption {
+	return func(c *pgxpool.Config) {
+		if n > 0 {
+			c.MaxConns = int32(n)
+		}
+	}
+}
+
+// Pool opens the pool cfg describes, the one way every process does
+// (connections are made on demand, each bounded by the connect timeout).
+func Pool(ctx context.Context, cfg config.Postgres, opts ...PoolOption) (*pgxpool.Pool, error) {
 	c, err := pgxpool.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
+		// pgx's errors redact the password.
 		return nil, fmt.Errorf("database url: %w", err)
 	}
 	if err := apply(&c.ConnConfig.Config, cfg); err != nil {
 		return nil, err
 	}
-	return c, nil
-}
-
-// Pool opens the pool cfg describes (connections are made on demand).
-func Pool(ctx context.Context, cfg config.Postgres) (*pgxpool.Pool, error) {
-	c, err := PoolConfig(cfg)
-	if err != nil {
-		return nil, err
+	for _, o := range opts {
+		o(c)
 	}
-	return NewPool(ctx, c)
-}
-
-// NewPool opens a pool of c.
-func NewPool(ctx context.Context, c *pgxpool.Config) (*pgxpool.Pool, error) {
 	p, err := pgxpool.NewWithConfig(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)

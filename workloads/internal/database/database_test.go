@@ -62,7 +62,11 @@ func TestVerifyFull(t *testing.T) {
 	}
 	for _, mode := range []string{"disable", "require", "prefer"} {
 		u := strings.Replace(url, "verify-full", mode, 1)
-		if _, err := database.PoolConfig(config.Postgres{DatabaseURL: u, DatabaseTLSCA: certs.CA}); err == nil || !strings.Contains(err.Error(), "verify-full") {
+		p, err := database.Pool(context.Background(), config.Postgres{DatabaseURL: u, DatabaseTLSCA: certs.CA})
+		if err == nil {
+			p.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), "verify-full") {
 			t.Errorf("sslmode=%s with a CA: %v, want an error asking for verify-full", mode, err)
 		}
 	}

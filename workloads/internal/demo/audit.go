@@ -58,7 +58,11 @@ func queueRequests(ctx context.Context, base string) (map[string]int64, error) {
 	}
 	out := map[string]int64{}
 	for _, line := range strings.Split(string(b), "\n") {
-		rest, ok := strings.CutPrefix(line, `ticketfair_queue_request_seconds_count{op="`)
+		labels, ok := strings.CutPrefix(line, `ticketfair_queue_request_seconds_count{`)
+		if !ok {
+			continue
+		}
+		_, rest, ok := strings.Cut(labels, `op="`)
 		if !ok {
 			continue
 		}

@@ -1,6 +1,8 @@
 // Package httpapi holds what every ticketfair HTTP service shares: JSON
 // bodies with a size limit, one error type mapped to an HTTP status in one
-// place, and a server with graceful shutdown.
+// place, the probes, request metrics, and the runtime every service runs
+// in (Run: the server with its drain and graceful shutdown, and the
+// background loops, in one errgroup).
 package httpapi
 
 import (
@@ -54,10 +56,8 @@ func Errorf(status int, code, format string, args ...any) *Error {
 
 // Common errors.
 var (
-	ErrNotFound   = &Error{Status: http.StatusNotFound, Code: "not_found", Message: "not found"}
-	ErrBadJSON    = &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: "request body is not valid JSON"}
-	ErrTooLarge   = &Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body exceeds %d bytes", MaxBodyBytes)}
-	ErrUnauthoriz = &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "a valid token is required"}
+	ErrNotFound = &Error{Status: http.StatusNotFound, Code: "not_found", Message: "not found"}
+	ErrTooLarge = &Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body exceeds %d bytes", MaxBodyBytes)}
 )
 
 // Unavailable wraps a dependency failure as 503 with Retry-After.

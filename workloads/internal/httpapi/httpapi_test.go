@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -189,5 +190,73 @@ func TestServeDrain(t *testing.T) {
 	}
 	if d := time.Since(stopped); d < 700*time.Millisecond {
 		t.Errorf("stopped %v after the signal, before the 1s drain ended", d)
+	}
+}
+
+// TestRun: a background loop's error stops the server and is returned;
+// cancelling ctx stops every loop and (after the drain) the server, and Run
+// waits for them all.
+func TestRun(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	boom := errors.New("boom")
+	err := Run(context.Background(), Server{Addr: "127.0.0.1:0", Handler: ok, Drain: 0, Grace: time.Second},
+		func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },
+		func(ctx context.Context) error { return boom })
+	if !errors.Is(err, boom) {
+		t.Fatalf("Run with a failing loop = %v, want %v", err, boom)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan net.Addr, 1)
+	var stopped atomic.Bool
+	errc := make(chan error, 1)
+	go func() {
+		errc <- Run(ctx, Server{Addr: "127.0.0.1:0", Handler: ok, Drain: 300 * time.Millisecond, Grace: time.Second, Ready: func(a net.Addr) { addrc <- a }},
+			func(ctx context.Context) error {
+				<-ctx.Done()
+				time.Sleep(100 * time.Millisecond)
+				stopped.Store(true)
+				return ctx.Err()
+			})
+	}()
+	resp, err := http.Get("http://" + (<-addrc).String() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("Run after cancel = %v, want nil", err)
+	}
+	if !stopped.Load() {
+		t.Fatal("Run returned before its loop did")
+	}
+}
+
+// TestProbes: both probes answer JSON; /readyz names its failing checks
+// and takes the first one's code.
+func TestProbes(t *testing.T) {
+	var fail error
+	m := NewMux()
+	Probes(m, Check{Name: "database", Fn: func(context.Context) error { return fail }},
+		Check{Name: "keys", Fn: func(context.Context) error { return nil }})
+	get := func(path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		m.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		return rec
+	}
+	for _, p := range []string{"/healthz", "/readyz"} {
+		if rec := get(p); rec.Code != 200 || strings.TrimSpace(rec.Body.String()) != `{"status":"ok"}` {
+			t.Errorf("%s: %d %s", p, rec.Code, rec.Body)
+		}
+	}
+	fail = errors.New("dial")
+	rec := get("/readyz")
+	if e := decodeError(t, rec); rec.Code != 503 || e["code"] != "unavailable" || !strings.Contains(e["message"].(string), "database") {
+		t.Errorf("failing readyz: %d %s", rec.Code, rec.Body)
+	}
+	fail = &Error{Status: 503, Code: "migrations_pending", Message: "2 migrations are not applied"}
+	if rec := get("/readyz"); rec.Code != 503 || decodeError(t, rec)["code"] != "migrations_pending" {
+		t.Errorf("failing readyz: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"math"
 	"time"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/retry"
 )
 
 // admitter admits customers tick by tick while its fencing number is the
@@ -29,10 +31,8 @@ func (a *admitter) run(ctx context.Context, epoch int64) error {
 		}
 		a.m.redisErrors.WithLabelValues("epoch").Inc()
 		slog.Warn("admitter: cannot take fencing epoch", "err", err)
-		select {
-		case <-ctx.Done():
+		if retry.Sleep(ctx, time.Second) != nil {
 			return nil
-		case <-time.After(time.Second):
 		}
 	}
 	slog.Info("admitter started", "event", a.st.eventID, "epoch", epoch)

@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/retry"
 )
 
 // election configures leader election over a coordination.k8s.io/v1 Lease.
@@ -137,10 +139,8 @@ func termFencing(ctx context.Context, cs kubernetes.Interface, el election) (int
 			return leaseFencing(l), nil
 		}
 		slog.Warn("reading the admitter lease", "lease", el.LeaseName, "err", err)
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(el.RetryPeriod):
+		if err := retry.Sleep(ctx, el.RetryPeriod); err != nil {
+			return 0, err
 		}
 	}
 }

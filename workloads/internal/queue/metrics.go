@@ -26,9 +26,9 @@ func newMetrics() *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "ticketfair_queue_request_seconds", Help: "Queue API requests by operation and status.",
+			Name: "ticketfair_queue_request_seconds", Help: "Queue API requests by operation and status code.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
-		}, []string{"op", "status"}),
+		}, []string{"op", "code"}),
 		redisErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ticketfair_queue_redis_errors_total", Help: "Failed Redis calls by operation.",
 		}, []string{"op"}),

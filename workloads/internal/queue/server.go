@@ -26,6 +26,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/internal/retry"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 	"github.com/ticketfair/ticketfair/workloads/openapi"
 	"github.com/ticketfair/ticketfair/workloads/queueapi"
@@ -147,34 +148,26 @@ func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(ne
 		}
 	}
 
-	done := make(chan struct{})
-	var bg []func()
-	go func() { s.snap.run(ctx); done <- struct{}{} }()
-	bg = append(bg, func() { <-done })
 	if cfg.JoinBatch > 1 {
 		// The batcher outlives the server's graceful shutdown, so joins in
-		// flight finish.
+		// flight finish; it stops once Run has returned.
 		s.joins = newJoinBatcher(s.st, s.live, cfg.JoinBatch)
 		jctx, jcancel := context.WithCancel(context.WithoutCancel(ctx))
 		jdone := make(chan struct{})
 		go func() { s.joins.run(jctx); close(jdone) }()
-		bg = append(bg, func() { jcancel(); <-jdone })
+		defer func() { jcancel(); <-jdone }()
 	}
+	loops := []httpapi.Background{func(ctx context.Context) error { s.snap.run(ctx); return nil }}
 	if cfg.Admitter {
-		adone := make(chan error, 1)
-		go func() { adone <- s.runAdmitter(ctx, kube) }()
-		bg = append(bg, func() {
-			if err := <-adone; err != nil {
-				slog.Error("admitter", "err", err)
+		loops = append(loops, func(ctx context.Context) error {
+			if err := s.runAdmitter(ctx, kube); err != nil {
+				return fmt.Errorf("admitter: %w", err)
 			}
+			return nil
 		})
 	}
-	err = httpapi.ServeDrain(ctx, cfg.HTTPAddr, s.routes(), cfg.DrainDelay, cfg.ShutdownGrace, ready)
-	cancel()
-	for _, wait := range bg {
-		wait()
-	}
-	return err
+	return httpapi.Run(ctx, httpapi.Server{Addr: cfg.HTTPAddr, Handler: s.routes(),
+		Drain: cfg.DrainDelay, Grace: cfg.ShutdownGrace, Ready: ready}, loops...)
 }
 
 // runAdmitter admits under the Lease, or alone without election.
@@ -187,10 +180,7 @@ func (s *service) runAdmitter(ctx context.Context, kube *rest.Config) error {
 				return err
 			}
 			// Fenced off by another admitter: wait before taking over again.
-			select {
-			case <-ctx.Done():
-			case <-time.After(5 * time.Second):
-			}
+			_ = retry.Sleep(ctx, 5*time.Second)
 		}
 		return nil
 	}
@@ -225,16 +215,14 @@ func (s *service) routes() *httpapi.Mux {
 		return json.NewEncoder(w).Encode(s.keys.JWKS())
 	}))
 	mux.Handle("GET "+openapi.Path, openapi.Handler(openapi.Queue))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		// Not ready without a fresh snapshot: polls would answer 503.
+	// Not ready without a fresh snapshot: polls would answer 503.
+	httpapi.Probes(mux, httpapi.Check{Name: "snapshot", Fn: func(context.Context) error {
 		if snap := s.snap.Load(); !snap.Valid || time.Since(snap.Fetched) > staleAfter {
-			httpapi.WriteError(w, r, &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "stale_snapshot",
-				Message: "the queue snapshot is stale (redis)", RetryAfter: time.Second})
-			return
+			return &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "stale_snapshot",
+				Message: "the queue snapshot is stale (redis)", RetryAfter: time.Second}
 		}
-		_, _ = w.Write([]byte("ok\n"))
-	})
+		return nil
+	}})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	return mux
 }
@@ -245,12 +233,11 @@ var errPlaceLost = &httpapi.Error{Status: http.StatusNotFound, Code: "place_lost
 
 var errBadCustomer = httpapi.Errorf(http.StatusBadRequest, "bad_customer", "customer ids must not contain '|'")
 
-// handle maps errors to statuses in one place and records the request.
+// handle maps errors to statuses in one place; the request's latency is
+// recorded by promhttp, labelled with op and the status code.
 func (s *service) handle(op string, fn httpapi.HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		if err := fn(sw, r); err != nil {
+	return httpapi.Observe(s.m.requests, prometheus.Labels{"op": op}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
 			switch {
 			case errors.Is(err, zone.ErrUnavailable):
 				s.m.redisErrors.WithLabelValues(op).Inc()
@@ -262,20 +249,9 @@ func (s *service) handle(op string, fn httpapi.HandlerFunc) http.Handler {
 			case errors.Is(err, errBadQueueID):
 				err = &httpapi.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such place in the queue"}
 			}
-			httpapi.WriteError(sw, r, err)
+			httpapi.WriteError(w, r, err)
 		}
-		s.m.requests.WithLabelValues(op, strconv.Itoa(sw.status)).Observe(time.Since(start).Seconds())
-	})
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.status = code
-	w.ResponseWriter.WriteHeader(code)
+	}))
 }
 
 // event checks the path's event id: a pod serves one event.

@@ -178,7 +178,7 @@ func stateRequests(t testing.TB, base string) int64 {
 	r := do(t, "GET", base+"/metrics", "", nil)
 	var n int64
 	for _, line := range strings.Split(string(r.Body), "\n") {
-		if strings.HasPrefix(line, `ticketfair_queue_request_seconds_count{op="state"`) {
+		if strings.HasPrefix(line, `ticketfair_queue_request_seconds_count{`) && strings.Contains(line, `op="state"`) {
 			var v float64
 			fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v)
 			n += int64(v)

@@ -17,8 +17,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -134,7 +134,9 @@ func (r *Relay) Close() error { return r.writer.Close() }
 // Run relays until ctx is cancelled: it waits for the outbox lock, then
 // publishes, and goes back to waiting whenever it loses the lock.
 func (r *Relay) Run(ctx context.Context) error {
-	go r.pruneLoop(ctx)
+	var prune sync.WaitGroup
+	prune.Go(func() { r.pruneLoop(ctx) })
+	defer prune.Wait()
 	attempt := 0
 	for ctx.Err() == nil {
 		err := r.lead(ctx)
@@ -401,36 +403,18 @@ func Run(ctx context.Context, cfg config.Relay, ready func(net.Addr)) error {
 	r := New(cfg, pool, reg)
 	defer r.Close()
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = r.Run(ctx)
-	}()
-	err = httpapi.ServeDrain(ctx, cfg.HTTPAddr, r.Handler(reg), cfg.DrainDelay, cfg.ShutdownGrace, ready)
-	cancel()
-	<-done
-	return err
+	// The relay loop's error ends the service (Kubernetes restarts it).
+	return httpapi.Run(ctx, httpapi.Server{Addr: cfg.HTTPAddr, Handler: r.Handler(reg),
+		Drain: cfg.DrainDelay, Grace: cfg.ShutdownGrace, Ready: ready}, r.Run)
 }
 
 // Handler serves the probes and metrics.
 func (r *Relay) Handler(reg *prometheus.Registry) *httpapi.Mux {
 	mux := httpapi.NewMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
 	// A standby replica is ready too: it is healthy and takes over the
-	// moment the active one goes away.
-	mux.Handle("GET /readyz", httpapi.HandlerFunc(func(w http.ResponseWriter, req *http.Request) error {
-		ctx, cancel := context.WithTimeout(req.Context(), 2*time.Second)
-		defer cancel()
-		if err := r.pool.Ping(ctx); err != nil {
-			return httpapi.Unavailable("database", err)
-		}
-		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ready", "active": r.Leader()})
-		return nil
-	}))
+	// moment the active one goes away (ticketfair_relay_leader tells which
+	// one is active).
+	httpapi.Probes(mux, httpapi.Check{Name: "database", Fn: r.pool.Ping})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	return mux
 }

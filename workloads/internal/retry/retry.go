@@ -1,5 +1,5 @@
-// Package retry holds the delays between attempts that the relay and the
-// tickets consumer share.
+// Package retry holds the delays between attempts that every retry loop of
+// the services uses: jittered backoff and a sleep that ends with ctx.
 package retry
 
 import (

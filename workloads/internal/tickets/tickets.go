@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -110,19 +109,10 @@ func Run(ctx context.Context, cfg config.Tickets, ready func(net.Addr)) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errc := make(chan error, 1)
-	go func() {
-		err := s.Consume(ctx)
-		cancel() // a consumer that stops takes the service down: Kubernetes restarts it
-		errc <- err
-	}()
-	err = httpapi.ServeDrain(ctx, cfg.HTTPAddr, s.Handler(), cfg.DrainDelay, cfg.ShutdownGrace, ready)
-	cancel()
-	cerr := <-errc
-	_ = s.Close()
-	return errors.Join(err, cerr)
+	defer func() { _ = s.Close() }()
+	// A consumer that fails takes the service down: Kubernetes restarts it.
+	return httpapi.Run(ctx, httpapi.Server{Addr: cfg.HTTPAddr, Handler: s.Handler(),
+		Drain: cfg.DrainDelay, Grace: cfg.ShutdownGrace, Ready: ready}, s.Consume)
 }
 
 // Handler serves the API, probes and metrics.
@@ -134,19 +124,11 @@ func (s *Service) Handler() *httpapi.Mux {
 		return nil
 	}))
 	mux.Handle("GET "+openapi.Path, openapi.Handler(openapi.Tickets))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-	mux.Handle("GET /readyz", httpapi.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		// The ticket table must exist: ready means migrated too.
-		if _, err := s.pool.Exec(ctx, "SELECT 1 FROM ticket LIMIT 0"); err != nil {
-			return httpapi.Unavailable("database", err)
-		}
-		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-		return nil
-	}))
+	// The ticket table must exist: ready means migrated too.
+	httpapi.Probes(mux, httpapi.Check{Name: "database", Fn: func(ctx context.Context) error {
+		_, err := s.pool.Exec(ctx, "SELECT 1 FROM ticket LIMIT 0")
+		return err
+	}})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	return mux
 }

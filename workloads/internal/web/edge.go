@@ -114,14 +114,7 @@ func NewEdge(cfg EdgeConfig) http.Handler {
 		handle("POST /demo/pay/{orderId}", cop.Handler(http.HandlerFunc(e.pay)))
 	}
 
-	handle("GET /healthz", httpapi.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-		return nil
-	}))
-	handle("GET /readyz", httpapi.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-		return nil
-	}))
+	httpapi.Probes(mux)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
 	return mux
 }
@@ -208,5 +201,6 @@ func Run(ctx context.Context, cfg config.Edge, ready func(net.Addr)) error {
 	if cfg.DemoIdentitySecret != "" || cfg.DemoWebhookSecret != "" {
 		slog.Warn("edge: serving the simulated identity and/or payment provider; for the local sale only")
 	}
-	return httpapi.Serve(ctx, cfg.HTTPAddr, h, cfg.ShutdownGrace, ready)
+	return httpapi.Run(ctx, httpapi.Server{Addr: cfg.HTTPAddr, Handler: h,
+		Drain: cfg.DrainDelay, Grace: cfg.ShutdownGrace, Ready: ready})
 }

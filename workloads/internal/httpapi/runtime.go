@@ -1,0 +1,114 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/errgroup"
+)
+
+// Server is the HTTP side of a service: where it listens, what it serves
+// and how it stops (see ServeDrain).
+type Server struct {
+	Addr    string
+	Handler http.Handler
+	// Drain keeps answering, with Connection: close, this long after the
+	// stop; Grace then bounds the graceful shutdown.
+	Drain, Grace time.Duration
+	// Ready, when not nil, receives the bound address once listening.
+	Ready func(net.Addr)
+}
+
+// Background is a loop a service runs beside its server (a sweeper, a
+// consumer, an admitter). It runs until ctx ends; an error stops the
+// service (nil: the loop is simply done).
+type Background func(ctx context.Context) error
+
+// Run is every service's lifecycle: it serves srv and runs the background
+// loops in one errgroup. Cancelling ctx (SIGTERM) stops the loops (an
+// admitter hands its Lease over at once) and drains, then shuts down, the
+// server. A loop's error stops the server and the other loops and is
+// returned; a clean stop returns nil. Run returns only once the server has
+// shut down and every loop has returned.
+func Run(ctx context.Context, srv Server, background ...Background) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, fn := range background {
+		g.Go(func() error {
+			err := fn(gctx)
+			if gctx.Err() != nil && errors.Is(err, context.Canceled) {
+				return nil // stopped by the stop
+			}
+			return err
+		})
+	}
+	// gctx ends with ctx or with a loop's error: either stops the server.
+	g.Go(func() error { return ServeDrain(gctx, srv.Addr, srv.Handler, srv.Drain, srv.Grace, srv.Ready) })
+	return g.Wait()
+}
+
+// Observe records every request of h in obs, a histogram of request
+// durations with a "code" label (the response status, as promhttp counts
+// it) and the labels given (e.g. route: the mux pattern).
+func Observe(obs prometheus.ObserverVec, labels prometheus.Labels, h http.Handler) http.Handler {
+	return promhttp.InstrumentHandlerDuration(obs.MustCurryWith(labels), h)
+}
+
+// Check is one readiness condition: Fn returns nil when it holds, an
+// *Error (its code and message are shown) or another error (shown as
+// unavailable) when not.
+type Check struct {
+	Name string
+	Fn   func(ctx context.Context) error
+}
+
+// probeTimeout bounds all of a readiness probe's checks.
+const probeTimeout = 2 * time.Second
+
+// Probes registers every service's liveness and readiness probes on mux:
+// GET /healthz answers {"status":"ok"} while the process serves; GET
+// /readyz runs the checks and answers {"status":"ok"} when all hold, or
+// 503 with the error body naming the failing checks (the code is the first
+// failure's).
+func Probes(mux *Mux, checks ...Check) {
+	mux.Handle("GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}))
+	mux.Handle("GET /readyz", HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		ctx, cancel := context.WithTimeout(r.Context(), probeTimeout)
+		defer cancel()
+		var first *Error
+		var failed []string
+		for _, c := range checks {
+			err := c.Fn(ctx)
+			if err == nil {
+				continue
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				e = Unavailable(c.Name, err)
+			}
+			if first == nil {
+				first = e
+			}
+			failed = append(failed, c.Name+": "+e.Message)
+		}
+		if first == nil {
+			WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+			return nil
+		}
+		e := *first
+		e.Status = http.StatusServiceUnavailable
+		e.Message = "not ready: " + strings.Join(failed, "; ")
+		if e.RetryAfter == 0 {
+			e.RetryAfter = time.Second
+		}
+		e.Dependency = "" // a probe is not a request that failed
+		return &e
+	}))
+}
