@@ -35,7 +35,7 @@ func runDemo(ctx context.Context, args []string) error {
 	brokers := fs.String("kafka-brokers", "", "use these Kafka brokers instead of the embedded one")
 	fs.DurationVar(&o.Deadline, "deadline", o.Deadline, "give up after this long")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "random seed of the crowd")
-	faults := fs.String("faults", "", "run a fault plan during the sale: \"default\" (every fault, full length), \"small\" (every fault once, short) or a plan file")
+	faults := fs.String("faults", "", "run a fault plan during the sale: \"default\" (every fault, full length), \"small\" (every fault once, short), \"sentinel\" (the master of --redis-mode sentinel killed mid-sale) or a plan file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func runDemo(ctx context.Context, args []string) error {
 		return fmt.Errorf("demo: --redis-mode %q: standalone or sentinel", o.RedisMode)
 	}
 	if *faults != "" {
-		text := map[string]string{"default": chaos.DefaultPlan, "small": chaos.SmallPlan}[*faults]
+		text := map[string]string{"default": chaos.DefaultPlan, "small": chaos.SmallPlan, "sentinel": chaos.SentinelPlan}[*faults]
 		if text == "" {
 			b, err := os.ReadFile(*faults)
 			if err != nil {

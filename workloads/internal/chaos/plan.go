@@ -29,6 +29,9 @@ const (
 	// RedisRestartAOF turns the append-only file on, then does the same:
 	// the new server reloads everything.
 	RedisRestartAOF Kind = "redis-restart-aof"
+	// RedisFailover SIGKILLs the Redis master of a Sentinel set-up
+	// (demo --redis-mode sentinel); the sentinels promote the replica.
+	RedisFailover Kind = "redis-failover"
 	// PostgresRestart is `pg_ctl restart -m fast`.
 	PostgresRestart Kind = "pg-restart"
 	// BrokerOutage stops the Kafka-protocol broker for For, then starts it
@@ -157,7 +160,7 @@ func (f *Fault) validate() error {
 		if f.For == 0 {
 			f.For = 2 * time.Second
 		}
-	case RedisRestart, RedisRestartAOF, PostgresRestart:
+	case RedisRestart, RedisRestartAOF, RedisFailover, PostgresRestart:
 		if f.Target != "" {
 			return fmt.Errorf("%s takes no target", f.Kind)
 		}
@@ -180,6 +183,35 @@ func (f *Fault) validate() error {
 	}
 	return nil
 }
+
+// NeedsSentinel reports whether the plan kills a Sentinel set-up's master.
+func (p Plan) NeedsSentinel() bool {
+	for _, f := range p.Faults {
+		if f.Kind == RedisFailover {
+			return true
+		}
+	}
+	return false
+}
+
+// StandaloneRedisOnly reports whether the plan restarts the queue's Redis
+// or breaks its link through a proxy: faults of a single Redis server,
+// which a Sentinel set-up (where the sentinels name the master) has not.
+func (p Plan) StandaloneRedisOnly() bool {
+	for _, f := range p.Faults {
+		if f.Kind == RedisRestart || f.Kind == RedisRestartAOF || f.Target == QueueRedis {
+			return true
+		}
+	}
+	return false
+}
+
+// SentinelPlan is a sale on Sentinel (demo --redis-mode sentinel) whose
+// master dies mid-sale: the sentinels promote the replica, the services
+// follow them, and the audit must hold as ever.
+const SentinelPlan = `# at   fault
+10s    redis-failover                       # SIGKILL of the master; the sentinels promote the replica
+`
 
 // DefaultPlan holds every fault, one at a time, at full length: `make chaos`.
 const DefaultPlan = `# at   fault              target            settings

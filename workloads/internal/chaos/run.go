@@ -20,6 +20,9 @@ type Target interface {
 	// RestartRedis restarts Redis as the fault says after the pause and
 	// describes what was lost.
 	RestartRedis(ctx context.Context, appendOnly bool, pause time.Duration) (string, error)
+	// FailoverRedis SIGKILLs the Sentinel set-up's master and waits until
+	// the sentinels name another; it describes the failover.
+	FailoverRedis(ctx context.Context) (string, error)
 	RestartPostgres(ctx context.Context) error
 	StopBroker() error
 	StartBroker(ctx context.Context) error
@@ -103,6 +106,8 @@ func inject(ctx context.Context, f Fault, t Target, w *Window) (string, error) {
 		return "killed " + name + ", restarted", t.Restart(ctx, name)
 	case RedisRestart, RedisRestartAOF:
 		return t.RestartRedis(ctx, f.Kind == RedisRestartAOF, f.For)
+	case RedisFailover:
+		return t.FailoverRedis(ctx)
 	case PostgresRestart:
 		return "", t.RestartPostgres(ctx)
 	case BrokerOutage:

@@ -86,3 +86,51 @@ func TestSaleUnderFaults(t *testing.T) {
 		fail("redis lifetimes %d, places lost %d, rejoined %d, could not %d", rep.RedisLifetimes, rep.Crowd.PlacesLost, rep.Crowd.Rejoined, rep.Crowd.RejoinFailed)
 	}
 }
+
+// A sale on Sentinel (master, replica, three sentinels) whose master is
+// SIGKILLed mid-sale while the loadtest's crowd joins, polls, buys and
+// pays: the sentinels promote the replica, every service follows them,
+// and the audit holds as ever. The report gives the failover's seconds of
+// unavailability and the places lost through asynchronous replication.
+func TestSaleOnSentinelFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	requireServers(t)
+	bin := testenv.BuildWorkloads(t)
+	plan, err := chaos.Parse(chaos.SentinelPlan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.Customers, o.Seats, o.MaxActive, o.AdmitRate = 3000, 1000, 80, 30
+	o.OpensIn, o.HoldTTL, o.Seed = 3*time.Second, 8*time.Second, 11
+	o.Profile = "prequeue=0.05,joinwindow=30s"
+	o.Faults, o.RedisMode = &plan, "sentinel"
+	o.Binary, o.Deadline = bin, 6*time.Minute
+	var out bytes.Buffer
+	o.Out = &out
+	rep, err := Run(context.Background(), o)
+	t.Log(out.String())
+	if err != nil {
+		t.Fatalf("%v\n(replay with ticketfair-dev demo --redis-mode sentinel --faults sentinel --seed %d)", err, o.Seed)
+	}
+	if rep.Faults == nil || len(rep.Faults.Windows) != 2 {
+		t.Fatalf("fault windows missing from the report: %+v", rep.Faults)
+	}
+	if w := rep.Faults.Windows[0]; w.Error != "" || !strings.Contains(w.Note, "sentinels promoted") {
+		t.Fatalf("failover window %+v", w)
+	}
+	if rep.SeatsSold == 0 || rep.TicketsIssued != rep.SeatsSold || rep.DoubleSold.Total() != 0 || rep.OutboxUnpublished != 0 {
+		t.Fatalf("sold %d, tickets %d, double-sold %+v, outbox %d", rep.SeatsSold, rep.TicketsIssued, rep.DoubleSold, rep.OutboxUnpublished)
+	}
+	if rep.PaidWebhooks.Delivered == 0 || rep.PaidWebhooks.Broken != 0 {
+		t.Fatalf("accepted payments %+v", rep.PaidWebhooks)
+	}
+	if rep.Fairness.AdmittedTwice != 0 || rep.Fairness.PostOpenInversions != 0 || rep.Fairness.PostOpenAdmitted == 0 {
+		t.Fatalf("fairness %+v", rep.Fairness)
+	}
+	if rep.Crowd.MaxActiveSample > int64(o.MaxActive) || rep.Crowd.RejoinFailed != 0 {
+		t.Fatalf("active %d (MAX_ACTIVE %d), rejoins failed %d", rep.Crowd.MaxActiveSample, o.MaxActive, rep.Crowd.RejoinFailed)
+	}
+}

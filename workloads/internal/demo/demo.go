@@ -124,6 +124,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Faults != nil && (o.RedisURL != "" || o.DatabaseURL != "" || len(o.KafkaBrokers) > 0) {
 		return nil, errors.New("a fault plan restarts the sale's own servers: it cannot run with --redis-url, --database-url or --kafka-brokers")
 	}
+	if o.Faults != nil && o.Faults.NeedsSentinel() && o.RedisMode != "sentinel" {
+		return nil, errors.New("redis-failover kills a Sentinel set-up's master: run it with --redis-mode sentinel")
+	}
+	if o.Faults != nil && o.RedisMode == "sentinel" && o.Faults.StandaloneRedisOnly() {
+		return nil, errors.New("redis-restart, redis-restart-aof and faults on queue-redis break a single Redis server: on Sentinel use redis-failover")
+	}
 	fmt.Fprintf(o.Out, "seed        %d (replay with --seed %d)\n", o.Seed, o.Seed)
 	dir, err := os.MkdirTemp("", "ticketfair-demo-")
 	if err != nil {
@@ -198,6 +204,7 @@ func (s *sale) startServers(ctx context.Context) error {
 			return err
 		}
 		s.stops = append(s.stops, h.Stop)
+		s.faults.sentinel = h
 		s.redis = h.URL
 		s.logf("redis       master %s, replica %s, sentinels %s (master name %q)", h.Master.Addr, h.Replica.Addr, h.URL, h.MasterName)
 	}

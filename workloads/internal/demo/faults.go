@@ -31,6 +31,7 @@ import (
 type faultState struct {
 	mu       sync.Mutex
 	redis    *localsvc.Server
+	sentinel *localsvc.RedisSentinel // with --redis-mode sentinel
 	pg       *localsvc.Server
 	kafka    *localsvc.Kafka
 	kafkaDir string
@@ -79,7 +80,13 @@ func (s *sale) proc(name string) *proc {
 // again when the other is gone.
 func (s *sale) replicas(q *config.Queue, b *config.Booking, q2Addr, b2Addr string) (*config.Queue, *config.Booking, error) {
 	s.faults.proxies = map[string]*faultproxy.Proxy{}
-	for link, url := range map[string]string{chaos.QueueRedis: s.redis, chaos.BookingPostgres: s.db} {
+	links := map[string]string{chaos.QueueRedis: s.redis, chaos.BookingPostgres: s.db}
+	if s.o.RedisMode == "sentinel" {
+		// The sentinels hand out the master's own address: no proxy can
+		// stand in the queue's path to it.
+		delete(links, chaos.QueueRedis)
+	}
+	for link, url := range links {
 		host, err := hostOf(url)
 		if err != nil {
 			return nil, nil, err
@@ -91,9 +98,12 @@ func (s *sale) replicas(q *config.Queue, b *config.Booking, q2Addr, b2Addr strin
 		s.faults.proxies[link] = p
 		s.stops = append(s.stops, func() { _ = p.Close() })
 	}
-	viaQ, err := replaceHost(s.redis, s.faults.proxies[chaos.QueueRedis].Addr())
-	if err != nil {
-		return nil, nil, err
+	viaQ := s.redis
+	if p := s.faults.proxies[chaos.QueueRedis]; p != nil {
+		var err error
+		if viaQ, err = replaceHost(s.redis, p.Addr()); err != nil {
+			return nil, nil, err
+		}
 	}
 	viaB, err := replaceHost(s.db, s.faults.proxies[chaos.BookingPostgres].Addr())
 	if err != nil {
@@ -368,6 +378,38 @@ func waitAOF(ctx context.Context, c *redis.Client) error {
 
 // RestartPostgres implements chaos.Target: pg_ctl stop -m fast, then the
 // same cluster on the same port.
+// FailoverRedis SIGKILLs the master the sentinels name and waits until
+// they name the replica instead.
+func (s *sale) FailoverRedis(ctx context.Context) (string, error) {
+	h := s.faults.sentinel
+	if h == nil {
+		return "", errors.New("redis-failover needs --redis-mode sentinel")
+	}
+	old := h.MasterAddr(ctx)
+	var master *localsvc.Server
+	for _, n := range h.Nodes() {
+		if n.Addr == old {
+			master = n
+		}
+	}
+	if master == nil {
+		return "", fmt.Errorf("the sentinels name %q, which is neither node", old)
+	}
+	master.Kill()
+	killed := time.Now()
+	for {
+		if now := h.MasterAddr(ctx); now != "" && now != old {
+			return fmt.Sprintf("master %s killed; sentinels promoted %s after %.1fs", old, now, time.Since(killed).Seconds()), nil
+		}
+		if time.Since(killed) > time.Minute {
+			return "", fmt.Errorf("master %s killed; the sentinels promoted nobody within a minute", old)
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return "", err
+		}
+	}
+}
+
 func (s *sale) RestartPostgres(ctx context.Context) error {
 	n, err := s.faults.postgresServer().RestartPostgres(ctx)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strconv"
 	"time"
@@ -54,15 +55,33 @@ func newConsumer(cfg config.Tickets, pool *pgxpool.Pool, keys *Keys, m *metrics,
 
 func (c *consumer) close() error { return c.reader.Close() }
 
-// run consumes until ctx is cancelled or a commit hook stops it.
+// run consumes until ctx is cancelled or a commit hook stops it. A failed
+// fetch (the brokers unreachable, the group coordinator moving) is retried
+// with backoff: the reader reconnects on its own, and exiting would take
+// the HTTP API down with it and crash-loop for as long as the outage lasts.
 func (c *consumer) run(ctx context.Context) error {
+	failures := 0
 	for {
 		msg, err := c.reader.FetchMessage(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("fetch %s: %w", c.cfg.TopicTicketIssued, err)
+			if errors.Is(err, io.EOF) { // the reader was closed
+				return fmt.Errorf("fetch %s: %w", c.cfg.TopicTicketIssued, err)
+			}
+			failures++
+			c.m.fetchErrors.Inc()
+			d := retry.Backoff(failures, 100*time.Millisecond, 5*time.Second)
+			c.log.Warn("fetch failed; retrying", "topic", c.cfg.TopicTicketIssued, "failures", failures, "retryIn", d, "err", err)
+			if retry.Sleep(ctx, d) != nil {
+				return nil
+			}
+			continue
+		}
+		if failures > 0 {
+			c.log.Info("fetching again", "topic", c.cfg.TopicTicketIssued, "after", failures)
+			failures = 0
 		}
 		if err := c.handle(ctx, msg); err != nil {
 			return nil // only ctx ends handle

@@ -32,6 +32,7 @@ type metrics struct {
 	messages    *prometheus.CounterVec
 	issued      prometheus.Counter
 	storeErrors prometheus.Counter
+	fetchErrors prometheus.Counter
 	latency     prometheus.Histogram
 }
 
@@ -45,6 +46,9 @@ func newMetrics() *metrics {
 		}),
 		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ticketfair_tickets_store_errors_total", Help: "Failed attempts to store tickets (retried).",
+		}),
+		fetchErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ticketfair_tickets_fetch_errors_total", Help: "Failed fetches from the brokers (retried with backoff).",
 		}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "ticketfair_tickets_message_to_stored_seconds", Help: "Time from a message's produce timestamp to its tickets being stored.",
@@ -82,7 +86,7 @@ func New(ctx context.Context, cfg config.Tickets, pool *pgxpool.Pool) (*Service,
 	}
 	s := &Service{pool: pool, keys: keys, identity: idv, m: newMetrics(), reg: prometheus.NewRegistry()}
 	s.consumer = newConsumer(cfg, pool, keys, s.m, dialer)
-	s.reg.MustRegister(s.m.messages, s.m.issued, s.m.storeErrors, s.m.latency,
+	s.reg.MustRegister(s.m.messages, s.m.issued, s.m.storeErrors, s.m.fetchErrors, s.m.latency,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "ticketfair_tickets_consumer_lag", Help: "Messages of ticket-issued not yet read by this consumer.",
 		}, func() float64 { return float64(s.consumer.reader.Stats().Lag) }))
@@ -110,7 +114,8 @@ func Run(ctx context.Context, cfg config.Tickets, ready func(net.Addr)) error {
 		return err
 	}
 	defer func() { _ = s.Close() }()
-	// A consumer that fails takes the service down: Kubernetes restarts it.
+	// A consumer that fails for good (not a broker outage: it rides that
+	// out) takes the service down: Kubernetes restarts it.
 	return httpapi.Run(ctx, httpapi.Server{Addr: cfg.HTTPAddr, Handler: s.Handler(),
 		Drain: cfg.DrainDelay, Grace: cfg.ShutdownGrace, Ready: ready}, s.Consume)
 }

@@ -279,6 +279,7 @@ func TestTicketCodes(t *testing.T) {
 type service struct {
 	base string
 	stop func() error
+	done <-chan struct{} // closed when Run returned
 }
 
 func startRun(t testing.TB, cfg config.Tickets) service {
@@ -286,8 +287,13 @@ func startRun(t testing.TB, cfg config.Tickets) service {
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan net.Addr, 1)
 	errc := make(chan error, 1)
-	go func() { errc <- Run(ctx, cfg, func(a net.Addr) { addrc <- a }) }()
-	var s service
+	done := make(chan struct{})
+	go func() {
+		err := Run(ctx, cfg, func(a net.Addr) { addrc <- a })
+		close(done)
+		errc <- err
+	}()
+	s := service{done: done}
 	select {
 	case a := <-addrc:
 		s.base = "http://" + a.String()
@@ -586,4 +592,62 @@ func TestTicketsWhileDatabaseDown(t *testing.T) {
 		t.Fatalf("tickets with the database down: %d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
 	_ = s.stop()
+}
+
+// The broker goes away for longer than any retry of the reader: the
+// service keeps running and serving (it used to exit on the first failed
+// fetch, and, restarted by Kubernetes, crash-loop until the broker was
+// back), and once the broker is back on the same address with its log it
+// consumes what was produced after the outage.
+func TestConsumerRidesOutBrokerOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes 8 s of broker downtime")
+	}
+	url, pool := newDB(t)
+	port, err := localsvc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	k, err := localsvc.StartKafka(port, dir, events.TopicTicketIssued)
+	if err != nil {
+		t.Skipf("kafka-protocol broker: %v", err)
+	}
+	t.Cleanup(func() { k.Stop() })
+	for i := range 5 {
+		produce(t, k.Brokers, int64(i+1), order(i, 1))
+	}
+	s := startRun(t, testConfig(t, url, k.Brokers))
+	testenv.WaitFor(t, 60*time.Second, "the first orders ticketed", func() bool { return results(t, s.base)["issued"] == 5 })
+
+	k.Stop()
+	for down := time.Now(); time.Since(down) < 8*time.Second; time.Sleep(250 * time.Millisecond) {
+		select {
+		case <-s.done:
+			t.Fatalf("the service exited %v into the broker outage: %v", time.Since(down).Round(time.Millisecond), s.stop())
+		default:
+		}
+		if code, body := call(t, s.base+"/orders/"+order(0, 1).OrderID+"/tickets", token(t, order(0, 1).CustomerID)); code != http.StatusOK {
+			t.Fatalf("tickets during the broker outage: %d %s", code, body)
+		}
+	}
+	if _, body := call(t, s.base+"/metrics", ""); !strings.Contains(string(body), "ticketfair_tickets_fetch_errors_total") {
+		t.Fatal("no fetch error metric")
+	}
+
+	k, err = localsvc.StartKafka(port, dir)
+	if err != nil {
+		t.Fatalf("restart broker on port %d: %v", port, err)
+	}
+	t.Cleanup(func() { k.Stop() })
+	for i := 5; i < 10; i++ {
+		produce(t, k.Brokers, int64(i+1), order(i, 1))
+	}
+	testenv.WaitFor(t, 90*time.Second, "the orders after the outage ticketed", func() bool { return results(t, s.base)["issued"] == 10 })
+	if n := countTickets(t, pool); n != 10 {
+		t.Fatalf("%d tickets, want 10", n)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
 }
