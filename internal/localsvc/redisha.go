@@ -165,6 +165,20 @@ func (h *RedisSentinel) MasterAddr(ctx context.Context) string {
 	return ""
 }
 
+// KillMaster SIGKILLs the node the sentinels name as master now (after a
+// spurious failover on a busy machine that may be the replica started
+// second) and returns it.
+func (h *RedisSentinel) KillMaster(ctx context.Context) (*Server, error) {
+	addr := h.MasterAddr(ctx)
+	for _, n := range h.Nodes() {
+		if n.Addr == addr {
+			n.Kill()
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("the sentinels name %q as master, neither node", addr)
+}
+
 // RedisCluster is a Redis Cluster of masters, each with replicas.
 type RedisCluster struct {
 	Nodes []*Server

@@ -156,19 +156,11 @@ func TestSentinel(t *testing.T) {
 	if _, ok := rdb.(*redis.Client); !ok {
 		t.Fatalf("sentinel mode built a %T", rdb)
 	}
-	// Kill the node the sentinels name now: with a 1 s down-after on a busy
-	// machine they may have failed over once already.
-	old := h.MasterAddr(ctx)
-	killed := false
-	for _, n := range h.Nodes() {
-		if n.Addr == old {
-			n.Kill()
-			killed = true
-		}
+	master, err := h.KillMaster(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !killed {
-		t.Fatalf("the sentinels name %q, neither node", old)
-	}
+	old := master.Addr
 	start := time.Now()
 	var v string
 	for {

@@ -385,17 +385,11 @@ func (s *sale) FailoverRedis(ctx context.Context) (string, error) {
 	if h == nil {
 		return "", errors.New("redis-failover needs --redis-mode sentinel")
 	}
-	old := h.MasterAddr(ctx)
-	var master *localsvc.Server
-	for _, n := range h.Nodes() {
-		if n.Addr == old {
-			master = n
-		}
+	master, err := h.KillMaster(ctx)
+	if err != nil {
+		return "", err
 	}
-	if master == nil {
-		return "", fmt.Errorf("the sentinels name %q, which is neither node", old)
-	}
-	master.Kill()
+	old := master.Addr
 	killed := time.Now()
 	for {
 		if now := h.MasterAddr(ctx); now != "" && now != old {

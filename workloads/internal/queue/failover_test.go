@@ -49,8 +49,11 @@ func failoverCustomers(t *testing.T) int {
 func TestSentinelFailoverMidSale(t *testing.T) {
 	h, rc := testenv.RedisSentinel(t, time.Second)
 	failoverSale(t, rc, failoverCustomers(t), func() string {
-		h.Master.Kill()
-		return "SIGKILL of the master " + h.Master.Addr
+		master, err := h.KillMaster(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "SIGKILL of the master " + master.Addr
 	})
 }
 
