@@ -197,19 +197,26 @@ func StartPostgres(ctx context.Context) (*Server, error) {
 	return StartPostgresWith(ctx, "", "")
 }
 
+// postgresDir finds the server binaries and makes a server's directory,
+// owned by the user the server runs as.
+func postgresDir(prefix string) (bindir, dir string, cred *syscall.Credential, err error) {
+	if bindir, err = PostgresBinDir(); err != nil {
+		return "", "", nil, err
+	}
+	if dir, err = os.MkdirTemp("", prefix); err != nil {
+		return "", "", nil, err
+	}
+	if cred, err = postgresCredential(dir); err != nil {
+		return "", "", nil, err
+	}
+	return bindir, dir, cred, nil
+}
+
 // StartPostgresWith is StartPostgres, serving TLS (besides plain
 // connections) with the PEM certificate and key when given, and with extra
 // server settings ("name=value").
 func StartPostgresWith(ctx context.Context, certPEM, keyPEM string, settings ...string) (*Server, error) {
-	bindir, err := PostgresBinDir()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "ticketfair-pg-")
-	if err != nil {
-		return nil, err
-	}
-	cred, err := postgresCredential(dir)
+	bindir, dir, cred, err := postgresDir("ticketfair-pg-")
 	if err != nil {
 		return nil, err
 	}
@@ -360,15 +367,7 @@ func (s *Server) DataDir() string { return filepath.Join(s.Dir, "data") }
 // streaming replica (standby.signal, primary_conninfo with the application
 // name "standby") on a free port.
 func StartPostgresStandby(ctx context.Context, primary *Server) (*Server, error) {
-	bindir, err := PostgresBinDir()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "ticketfair-pg-standby-")
-	if err != nil {
-		return nil, err
-	}
-	cred, err := postgresCredential(dir)
+	bindir, dir, cred, err := postgresDir("ticketfair-pg-standby-")
 	if err != nil {
 		return nil, err
 	}

@@ -259,3 +259,28 @@ func Nginx(t testing.TB, origin string) string {
 	t.Cleanup(func() { _ = ng.Stop() })
 	return ng.URL
 }
+
+// RestartableKafka starts a Kafka-protocol broker that keeps its log on
+// disk, for tests of a broker outage: the test stops it (k.Stop) and calls
+// restart to start it again on the same port with the same log.
+func RestartableKafka(t testing.TB, topics ...string) (k *localsvc.Kafka, restart func() *localsvc.Kafka) {
+	t.Helper()
+	port, err := localsvc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if k, err = localsvc.StartKafka(port, dir, topics...); err != nil {
+		unavailable(t, "the kafka-protocol broker", err)
+	}
+	t.Cleanup(func() { k.Stop() })
+	return k, func() *localsvc.Kafka {
+		t.Helper()
+		k, err := localsvc.StartKafka(port, dir)
+		if err != nil {
+			t.Fatalf("restart the broker on port %d: %v", port, err)
+		}
+		t.Cleanup(func() { k.Stop() })
+		return k
+	}
+}

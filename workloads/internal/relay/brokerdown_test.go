@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ticketfair/ticketfair/internal/localsvc"
 	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
 )
@@ -20,16 +19,7 @@ func TestBrokerDown(t *testing.T) {
 		t.Skip("takes 10+ s of broker downtime")
 	}
 	url, pool := newDB(t)
-	port, err := localsvc.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	k, err := localsvc.StartKafka(port, dir, events.TopicTicketIssued)
-	if err != nil {
-		t.Skipf("kafka-protocol broker: %v", err)
-	}
-	t.Cleanup(func() { k.Stop() })
+	k, restart := testenv.RestartableKafka(t, events.TopicTicketIssued)
 	cfg := testConfig(url, k.Brokers)
 	cfg.BackoffMax = time.Second
 	_, stop := startRun(t, cfg)
@@ -57,11 +47,7 @@ func TestBrokerDown(t *testing.T) {
 		t.Fatalf("%d rows waiting after the outage, want 1000", n)
 	}
 
-	k, err = localsvc.StartKafka(port, dir)
-	if err != nil {
-		t.Fatalf("restart broker on port %d: %v", port, err)
-	}
-	t.Cleanup(func() { k.Stop() })
+	k = restart()
 	testenv.WaitFor(t, 60*time.Second, "all rows marked after the outage", func() bool { return count(t, pool, "published_at IS NULL") == 0 })
 	if err := stop(); err != nil {
 		t.Fatal(err)

@@ -604,16 +604,7 @@ func TestConsumerRidesOutBrokerOutage(t *testing.T) {
 		t.Skip("takes 8 s of broker downtime")
 	}
 	url, pool := newDB(t)
-	port, err := localsvc.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	k, err := localsvc.StartKafka(port, dir, events.TopicTicketIssued)
-	if err != nil {
-		t.Skipf("kafka-protocol broker: %v", err)
-	}
-	t.Cleanup(func() { k.Stop() })
+	k, restart := testenv.RestartableKafka(t, events.TopicTicketIssued)
 	for i := range 5 {
 		produce(t, k.Brokers, int64(i+1), order(i, 1))
 	}
@@ -635,11 +626,7 @@ func TestConsumerRidesOutBrokerOutage(t *testing.T) {
 		t.Fatal("no fetch error metric")
 	}
 
-	k, err = localsvc.StartKafka(port, dir)
-	if err != nil {
-		t.Fatalf("restart broker on port %d: %v", port, err)
-	}
-	t.Cleanup(func() { k.Stop() })
+	k = restart()
 	for i := 5; i < 10; i++ {
 		produce(t, k.Brokers, int64(i+1), order(i, 1))
 	}
