@@ -138,6 +138,9 @@ func secretRefs(te *ticketsv1alpha1.TicketEvent) []corev1.SecretKeySelector {
 	if s.Payment.WebhookSecretRef != nil {
 		refs = append(refs, *s.Payment.WebhookSecretRef)
 	}
+	if s.Payment.StripeWebhookSecretRef != nil {
+		refs = append(refs, *s.Payment.StripeWebhookSecretRef)
+	}
 	return refs
 }
 

@@ -213,6 +213,12 @@ type Payment struct {
 	// WebhookSecretRef selects the key of a Secret holding the webhook signing secret.
 	// +optional
 	WebhookSecretRef *corev1.SecretKeySelector `json:"webhookSecretRef,omitempty"`
+	// StripeWebhookSecretRef selects the key of a Secret holding Stripe's
+	// webhook signing secrets (whsec_..., comma-separated during a
+	// rotation). Set, booking serves the Stripe-shaped webhook
+	// POST /payments/stripe/webhook; unset, that route answers 503.
+	// +optional
+	StripeWebhookSecretRef *corev1.SecretKeySelector `json:"stripeWebhookSecretRef,omitempty"`
 }
 
 // Identity configures the verification of customers' identity tokens:

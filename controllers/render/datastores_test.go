@@ -117,3 +117,31 @@ func TestManagedDataStores(t *testing.T) {
 		t.Fatalf("RedisEnv: %+v", rc)
 	}
 }
+
+// TestStripeWebhookSecret: payment.stripeWebhookSecretRef reaches booking
+// from its Secret and turns the Stripe-shaped webhook on; unset, booking
+// gets no such variable and answers that route 503.
+func TestStripeWebhookSecret(t *testing.T) {
+	stripeEnv := func(te *ticketsv1alpha1.TicketEvent) *corev1.EnvVar {
+		t.Helper()
+		o, err := Render(te, Options{Image: "img"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range o.Deployments[Booking].Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "TICKETFAIR_STRIPE_WEBHOOK_SECRETS" {
+				return &e
+			}
+		}
+		return nil
+	}
+	te := event()
+	if e := stripeEnv(te); e != nil {
+		t.Fatalf("without stripeWebhookSecretRef booking gets %+v", e)
+	}
+	te.Spec.Payment.StripeWebhookSecretRef = &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "stripe"}, Key: "whsec"}
+	e := stripeEnv(te)
+	if e == nil || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != "stripe" || e.ValueFrom.SecretKeyRef.Key != "whsec" {
+		t.Fatalf("TICKETFAIR_STRIPE_WEBHOOK_SECRETS = %+v, want Secret stripe key whsec", e)
+	}
+}

@@ -314,6 +314,9 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 	if s.Payment.WebhookSecretRef != nil {
 		brefs.secret(&b.WebhookSecrets, *s.Payment.WebhookSecretRef)
 	}
+	if s.Payment.StripeWebhookSecretRef != nil {
+		brefs.secret(&b.StripeWebhookSecrets, *s.Payment.StripeWebhookSecretRef)
+	}
 	brefs.secret(&b.ServiceToken, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyServiceToken})
 	b.Seating = Seating(s.Seating.Sections)
 	if port, err = httpPort(b.HTTPAddr); err != nil {
