@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/internal/retry"
 	"github.com/ticketfair/ticketfair/workloads/queueapi"
 	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 )
@@ -222,13 +223,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		rnd:       newLockedRand(cfg.Seed),
 		seatCache: map[string]*cachedSection{},
 	}
-	if m, ok := cr.api.seats(ctx, ""); ok {
-		for _, s := range m.Sections {
-			cr.sections = append(cr.sections, s.Name)
+	// The sections, asked until booking answers: a Service whose pods just
+	// became ready may not route to them yet (kube-proxy syncs after).
+	for attempt := 1; ; attempt++ {
+		if m, ok := cr.api.seats(ctx, ""); ok {
+			for _, s := range m.Sections {
+				cr.sections = append(cr.sections, s.Name)
+			}
+			break
+		}
+		if attempt == 30 || retry.Sleep(ctx, time.Second) != nil {
+			break
 		}
 	}
 	if len(cr.sections) == 0 {
-		return nil, errors.New("loadtest: the booking service returned no sections (is the event seeded?)")
+		return nil, errors.New("loadtest: the booking service returned no sections in 30 s (is the event seeded?)")
 	}
 	start := time.Now()
 	cr.schedule(start)
