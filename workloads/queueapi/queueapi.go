@@ -94,6 +94,21 @@ func (st State) Ahead(place int64) int64 {
 	return lo[0] + int64(float64(place-lo[1])/float64(hi[1]-lo[1])*float64(hi[0]-lo[0]))
 }
 
+// PollAfter is the spacing of polls, in seconds, for an expected wait:
+// 2 s near the front, up to 15 s far back, so a long queue does not poll
+// at the rate it is long. The queue advises it (pollAfterSeconds) and the
+// page uses it between reads of the public state.
+func PollAfter(waitSeconds float64) int {
+	switch {
+	case waitSeconds < 10:
+		return 2
+	case waitSeconds < 60:
+		return 5
+	default:
+		return int(min(max(waitSeconds/10, 5), 15))
+	}
+}
+
 // ErrorBody is the JSON of every error answer:
 // {"error": {"code": ..., "message": ...}}.
 type ErrorBody struct {

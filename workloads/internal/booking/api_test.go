@@ -15,6 +15,7 @@ import (
 
 	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi/httpapitest"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 )
 
@@ -251,7 +252,7 @@ func TestDatabaseDown(t *testing.T) {
 		}
 	}
 	// The dashboard's database errors panel counts them.
-	if n := metricValue(t, e.do("GET", "/metrics", nil).body, `ticketfair_booking_dependency_errors_total{dependency="database"}`); n < 1 {
+	if n := httpapitest.MetricValue(t, e.do("GET", "/metrics", nil).body, `ticketfair_booking_dependency_errors_total{dependency="database"}`); n < 1 {
 		t.Fatalf("database errors counted: %v, want at least 1", n)
 	}
 	p.setDown(false)

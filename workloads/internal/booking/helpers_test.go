@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -301,21 +300,4 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
-}
-
-// metricValue is the value of the sample named by series (name with its
-// labels as exposed) in a /metrics body.
-func metricValue(t testing.TB, body []byte, series string) float64 {
-	t.Helper()
-	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, series+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("%s: %v", line, err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("no %s in the metrics:\n%s", series, body)
-	return 0
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ticketfair/ticketfair/internal/testenv"
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi/httpapitest"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 )
 
@@ -77,7 +78,7 @@ func TestSweeperPublishesInventory(t *testing.T) {
 		t.Fatalf("metrics:\n%s", m.body)
 	}
 	// The sweeper's last success is recent: the "sweeper not running" alert reads it.
-	last := metricValue(t, m.body, "ticketfair_booking_sweeper_last_success_timestamp_seconds")
+	last := httpapitest.MetricValue(t, m.body, "ticketfair_booking_sweeper_last_success_timestamp_seconds")
 	if age := time.Since(time.Unix(int64(last), 0)); age < -time.Second || age > time.Minute {
 		t.Fatalf("sweeper last success %v ago", age)
 	}

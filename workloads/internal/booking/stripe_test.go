@@ -12,6 +12,7 @@ import (
 
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi/httpapitest"
 )
 
 const (
@@ -124,7 +125,7 @@ func TestStripeRefundsAndExpiry(t *testing.T) {
 	if r.status != http.StatusOK || r.json(t)["ignored"] != true || !strings.Contains(r.json(t)["reason"].(string), StatusRefundRequired) {
 		t.Fatalf("charge.refunded: %d %s", r.status, r.body)
 	}
-	if v := metricValue(t, e.do("GET", "/metrics", nil).body, `ticketfair_booking_provider_refunds_total{order_status="REFUND_REQUIRED"}`); v != 1 {
+	if v := httpapitest.MetricValue(t, e.do("GET", "/metrics", nil).body, `ticketfair_booking_provider_refunds_total{order_status="REFUND_REQUIRED"}`); v != 1 {
 		t.Fatalf("provider refunds counted %v, want 1", v)
 	}
 

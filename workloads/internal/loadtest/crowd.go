@@ -513,7 +513,7 @@ func (cr *crowd) poll(ctx context.Context, c *customer) {
 		cr.personalPoll(ctx, c)
 	default:
 		wait := float64(st.Ahead(c.place)) / max(st.AdmissionRate, 0.1)
-		cr.later(c, stepPoll, cr.pollDelay(pollAfter(wait), 0))
+		cr.later(c, stepPoll, cr.pollDelay(queueapi.PollAfter(wait), 0))
 	}
 }
 
@@ -538,18 +538,6 @@ func (cr *crowd) readState(ctx context.Context) (queueapi.State, result) {
 		cr.state, cr.stateETag = st, r.etag
 	}
 	return cr.state, r
-}
-
-// pollAfter is the queue's spacing of polls by the expected wait.
-func pollAfter(waitSeconds float64) int {
-	switch {
-	case waitSeconds < 10:
-		return 2
-	case waitSeconds < 60:
-		return 5
-	default:
-		return int(min(max(waitSeconds/10, 5), 15))
-	}
 }
 
 // personalPoll asks the customer's own endpoint: the claim of an admitted

@@ -16,6 +16,7 @@ import (
 	"github.com/ticketfair/ticketfair/internal/localsvc"
 	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
+	"github.com/ticketfair/ticketfair/workloads/internal/httpapi/httpapitest"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 	"github.com/ticketfair/ticketfair/workloads/queueapi"
@@ -145,11 +146,11 @@ func TestAdmissionEndToEnd(t *testing.T) {
 		"ticketfair_queue_leader": 1, "ticketfair_queue_admitter_epoch": float64(epoch),
 		"ticketfair_queue_max_active": 2, "ticketfair_queue_sales_open": 1, "ticketfair_queue_admitted_total": 3,
 	} {
-		if got := metricValue(t, m, series); got != want {
+		if got := httpapitest.MetricValue(t, m, series); got != want {
 			t.Errorf("%s = %v, want %v", series, got, want)
 		}
 	}
-	if age := metricValue(t, m, "ticketfair_queue_snapshot_age_seconds"); age < 0 || age > staleAfter.Seconds() {
+	if age := httpapitest.MetricValue(t, m, "ticketfair_queue_snapshot_age_seconds"); age < 0 || age > staleAfter.Seconds() {
 		t.Errorf("snapshot age %vs", age)
 	}
 }

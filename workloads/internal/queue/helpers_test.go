@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -200,20 +199,3 @@ func liveCount(t testing.TB, rdb *redis.Client) int64 {
 }
 
 func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
-
-// metricValue is the value of the sample named by series (name with its
-// labels as exposed) in a /metrics body.
-func metricValue(t testing.TB, body []byte, series string) float64 {
-	t.Helper()
-	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, series+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("%s: %v", line, err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("no %s in the metrics:\n%s", series, body)
-	return 0
-}

@@ -345,22 +345,9 @@ func (s *service) waitingView(v *queueapi.Place, score int64) {
 	rate := snap.admissionRate(set)
 	wait := float64(v.Ahead) / rate
 	v.EstimatedWaitSeconds = int64(wait)
-	v.PollAfterSeconds = pollAfter(wait)
+	v.PollAfterSeconds = queueapi.PollAfter(wait)
 	if v.Status == queueapi.StatusSoldOut {
 		v.PollAfterSeconds = 60
-	}
-}
-
-// pollAfter spaces polls by the expected wait: 2 s near the front, up to
-// 15 s far back, so a long queue does not poll at the rate it is long.
-func pollAfter(waitSeconds float64) int {
-	switch {
-	case waitSeconds < 10:
-		return 2
-	case waitSeconds < 60:
-		return 5
-	default:
-		return int(min(max(waitSeconds/10, 5), 15))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -232,6 +233,23 @@ func patternMatches(pattern, path string) bool {
 		}
 	}
 	return len(ps) == len(xs)
+}
+
+// MetricValue is the value of the sample named by series (name with its
+// labels as exposed) in a /metrics body.
+func MetricValue(t testing.TB, body []byte, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no %s in the metrics:\n%s", series, body)
+	return 0
 }
 
 // LintMetrics scrapes url (a /metrics endpoint) and fails on every problem
