@@ -154,7 +154,5 @@ func RedisCluster(t testing.TB, nodeTimeout time.Duration) (*localsvc.RedisClust
 }
 
 func redisDefaults() config.Redis {
-	var c config.Redis
-	_ = config.LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, &c)
-	return c
+	return config.DefaultsOf[config.Redis]()
 }

@@ -35,7 +35,7 @@ func runAudit(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.DatabaseURL = os.Getenv("TICKETFAIR_AUDIT_DATABASE_URL")
-	if err := config.LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, &cfg.Redis); err != nil {
+	if err := config.Defaults(&cfg.Redis); err != nil {
 		return err
 	}
 	cfg.Redis.RedisURL = os.Getenv("TICKETFAIR_AUDIT_REDIS_URL")

@@ -290,8 +290,6 @@ func (s *services) stop() {
 	}
 }
 
-func noEnv(string) (string, bool) { return "", false }
-
 func startServices(ctx context.Context, redisURL, pgURL string) (*services, error) {
 	s := &services{identitySecret: "bench-identity-secret"}
 	conn, err := pgx.Connect(ctx, pgURL)
@@ -326,8 +324,7 @@ func startServices(ctx context.Context, redisURL, pgURL string) (*services, erro
 	s.stops = append(s.stops, func() { s.rdb.Close() })
 	ident := config.Identity{IdentityHMACSecret: s.identitySecret, IdentityIssuer: "bench", IdentityAudience: "ticketfair"}
 
-	var q config.Queue
-	_ = config.LoadFrom(nil, nil, noEnv, &q)
+	q := config.DefaultsOf[config.Queue]()
 	q.HTTPAddr, q.EventID, q.RedisURL, q.Identity, q.AccessTokenKeys = "127.0.0.1:0", eventID, redisURL, ident, keySpec
 	q.SalesOpenAt = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	q.LeaderElection, q.Admitter = false, false // measure joins and polls alone
@@ -342,8 +339,7 @@ func startServices(ctx context.Context, redisURL, pgURL string) (*services, erro
 	if s.queueOneURL, err = serve(ctx, s, func(ctx context.Context, ready func(net.Addr)) error { return queue.Run(ctx, q1, ready) }); err != nil {
 		return nil, err
 	}
-	var b config.Booking
-	_ = config.LoadFrom(nil, nil, noEnv, &b)
+	b := config.DefaultsOf[config.Booking]()
 	b.HTTPAddr, b.EventID, b.DatabaseURL, b.RedisURL, b.Identity, b.AccessTokenKeys = "127.0.0.1:0", eventID, db, redisURL, ident, keySpec
 	b.WebhookSecrets, b.ServiceToken = "bench-webhook", "bench-service"
 	if s.bookingURL, err = serve(ctx, s, func(ctx context.Context, ready func(net.Addr)) error { return booking.Run(ctx, b, ready) }); err != nil {

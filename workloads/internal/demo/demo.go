@@ -311,7 +311,7 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 	addr := func(n string) string { return fmt.Sprintf("127.0.0.1:%d", ports[n]) }
 
 	var b config.Booking
-	if err := config.LoadFrom(nil, nil, noEnv, &b); err != nil {
+	if err := config.Defaults(&b); err != nil {
 		return err
 	}
 	b.HTTPAddr, b.EventID, b.DatabaseURL, b.Redis = addr("booking"), s.o.EventID, s.db, s.redisConfig()
@@ -332,7 +332,7 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 	s.logf("seeded      %d seats (%s)", s.seats, s.seating)
 
 	var q config.Queue
-	if err := config.LoadFrom(nil, nil, noEnv, &q); err != nil {
+	if err := config.Defaults(&q); err != nil {
 		return err
 	}
 	q.HTTPAddr, q.EventID, q.Redis, q.Identity, q.AccessTokenKeys = addr("queue"), s.o.EventID, s.redisConfig(), identity, accessKeys
@@ -344,14 +344,14 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 	s.queue = q
 
 	var r config.Relay
-	if err := config.LoadFrom(nil, nil, noEnv, &r); err != nil {
+	if err := config.Defaults(&r); err != nil {
 		return err
 	}
 	r.HTTPAddr, r.DatabaseURL, r.Kafka, r.CreateTopics = addr("relay"), s.db, kafka, true
 	r.PollInterval = 200 * time.Millisecond
 
 	var t config.Tickets
-	if err := config.LoadFrom(nil, nil, noEnv, &t); err != nil {
+	if err := config.Defaults(&t); err != nil {
 		return err
 	}
 	t.HTTPAddr, t.DatabaseURL, t.Kafka, t.Identity, t.TicketKeys = addr("tickets"), s.db, kafka, identity, ticketKeys
@@ -422,8 +422,6 @@ func (s *sale) startEdge(ctx context.Context) error {
 	return nil
 }
 
-func noEnv(string) (string, bool) { return "", false }
-
 // syncWriter serializes writes to w.
 type syncWriter struct {
 	mu sync.Mutex
@@ -489,8 +487,7 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 
 // redisConfig is how the services reach the sale's Redis.
 func (s *sale) redisConfig() config.Redis {
-	var c config.Redis
-	_ = config.LoadFrom(nil, nil, noEnv, &c)
+	c := config.DefaultsOf[config.Redis]()
 	c.RedisURL = s.redis
 	if s.o.RedisMode == "sentinel" {
 		c.RedisMode, c.RedisMasterName = "sentinel", s.o.RedisMaster
