@@ -162,6 +162,15 @@ func TestSentinel(t *testing.T) {
 	}
 	old := master.Addr
 	start := time.Now()
+	// A read may succeed before the sentinels promote anyone (from the
+	// replica, while the client still looks for the master): what is
+	// checked is the client after the promotion.
+	for h.MasterAddr(ctx) == old {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("the sentinels still name %s 30s after its SIGKILL", old)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	var v string
 	for {
 		if v, err = rdb.Get(ctx, "tf:{1}:k").Result(); err == nil {
