@@ -328,12 +328,19 @@ func (r *TicketEventReconciler) stepMigration(ctx context.Context, te *ticketsv1
 	job := o.MigrationJob
 	var existing batchv1.Job
 	err := r.Get(ctx, client.ObjectKeyFromObject(job), &existing)
+	if apierrors.IsNotFound(err) {
+		done, lerr := r.migrated(ctx, te, job.Name)
+		if lerr != nil {
+			return lerr
+		}
+		if done {
+			// The Job succeeded and was removed after ttlSecondsAfterFinished:
+			// this image and seating are migrated, nothing to run again.
+			obs.migration = ticketsv1alpha1.MigrationStatus{JobName: job.Name, Phase: ticketsv1alpha1.MigrationSucceeded}
+			return nil
+		}
+	}
 	switch {
-	case apierrors.IsNotFound(err) && te.Status.Migration.JobName == job.Name && te.Status.Migration.Phase == ticketsv1alpha1.MigrationSucceeded:
-		// The Job succeeded and was removed after ttlSecondsAfterFinished:
-		// this image and seating are migrated, nothing to run again.
-		obs.migration = te.Status.Migration
-		return nil
 	case apierrors.IsNotFound(err):
 		// A Job's pod template is immutable: apply only when creating it.
 		if err := r.apply(ctx, te, job); err != nil {
@@ -355,6 +362,24 @@ func (r *TicketEventReconciler) stepMigration(ctx context.Context, te *ticketsv1
 		}
 	}
 	return nil
+}
+
+// migrated reports whether the status records Job name as succeeded. The
+// Job's deletion can reach the reconciler before the cache holds the status
+// write that recorded its success, so a cached "no" is read again, uncached,
+// before the Job is run a second time.
+func (r *TicketEventReconciler) migrated(ctx context.Context, te *ticketsv1alpha1.TicketEvent, name string) (bool, error) {
+	succeeded := func(m ticketsv1alpha1.MigrationStatus) bool {
+		return m.JobName == name && m.Phase == ticketsv1alpha1.MigrationSucceeded
+	}
+	if succeeded(te.Status.Migration) {
+		return true, nil
+	}
+	var live ticketsv1alpha1.TicketEvent
+	if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(te), &live); err != nil {
+		return false, fmt.Errorf("read TicketEvent %s uncached: %w", te.Name, err)
+	}
+	return succeeded(live.Status.Migration), nil
 }
 
 func jobPhase(j *batchv1.Job) ticketsv1alpha1.MigrationPhase {

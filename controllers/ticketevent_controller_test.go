@@ -1027,3 +1027,57 @@ func TestInvalidSpecsRejected(t *testing.T) {
 		})
 	}
 }
+
+// The deletion of a finished migration Job can reach the reconciler before
+// the cache holds the status write that recorded its success. The step reads
+// the status again, uncached, instead of running the Job a second time.
+func TestMigrationNotRerunFromStaleStatus(t *testing.T) {
+	_, cfg := testenv.Kube(t)
+	ctx := context.Background()
+	scheme := newScheme(t)
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "stale"}}); err != nil {
+		t.Fatal(err)
+	}
+	te := provisionable("stale", "migrated")
+	if err := c.Create(ctx, te); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := render.Render(te, render.Options{Image: testImage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := objs.MigrationJob
+	stale := te.DeepCopy() // what a lagging cache holds: the Job still pending
+	stale.Status.Migration = ticketsv1alpha1.MigrationStatus{JobName: job.Name, Phase: ticketsv1alpha1.MigrationPending}
+	te.Status.Migration = ticketsv1alpha1.MigrationStatus{JobName: job.Name, Phase: ticketsv1alpha1.MigrationSucceeded}
+	if err := c.Status().Update(ctx, te); err != nil {
+		t.Fatal(err)
+	}
+	r := &TicketEventReconciler{Client: c, APIReader: c, Scheme: scheme}
+	var obs observed
+	if err := r.stepMigration(ctx, stale, objs, &obs); err != nil {
+		t.Fatal(err)
+	}
+	if obs.migration.Phase != ticketsv1alpha1.MigrationSucceeded {
+		t.Fatalf("migration observed as %+v, want Succeeded", obs.migration)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(job), &batchv1.Job{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the finished Job was created again: %v", err)
+	}
+
+	// A status that never recorded success does run the Job.
+	te.Status.Migration = ticketsv1alpha1.MigrationStatus{}
+	if err := c.Status().Update(ctx, te); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.stepMigration(ctx, te, objs, &obs); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(job), &batchv1.Job{}); err != nil {
+		t.Fatalf("the Job was not created: %v", err)
+	}
+}
