@@ -80,7 +80,10 @@ func TestPostgresFailoverMidSale(t *testing.T) {
 	if _, err := Seed(ctx, pool, testEvent, sections); err != nil {
 		t.Fatal(err)
 	}
-	e := startEnv(t, url, pool, func(c *config.Booking) { c.SweepInterval = 200 * time.Millisecond })
+	// A hold that committed as the primary died may lose its answer; its
+	// buyer moves on, so the seat comes back when the hold expires, well
+	// within the test's two minutes.
+	e := startEnv(t, url, pool, func(c *config.Booking) { c.SweepInterval, c.HoldTTL = 200*time.Millisecond, 10*time.Second })
 	// The relay and the tickets service on the same multi-host URL.
 	brokers := testenv.KafkaBrokers(t, events.TopicTicketIssued, events.TopicRefundRequested)
 	runBg(t, func(ctx context.Context) error {

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ticketfair/ticketfair/workloads/config"
@@ -65,8 +68,14 @@ func NewStore(pool *pgxpool.Pool, eventID int64, holdTTL time.Duration, maxSeats
 // inTx runs fn in a transaction, running it again on deadlocks and
 // serialization failures so they never reach a user.
 func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return s.retrying(ctx, func() error { return pgx.BeginFunc(ctx, s.pool, fn) })
+}
+
+// retrying runs one transaction, again after a deadlock, a serialization
+// failure or a racing unique key.
+func (s *Store) retrying(ctx context.Context, run func() error) error {
 	for attempt := 0; ; attempt++ {
-		err := pgx.BeginFunc(ctx, s.pool, fn)
+		err := run()
 		if err == nil {
 			return nil
 		}
@@ -121,109 +130,163 @@ type Hold struct {
 	PayBy time.Time `json:"payBy"`
 }
 
-const holdSeatSQL = `
-UPDATE seat SET status = 'HELD', held_by = $3, order_id = $4,
-       hold_expires_at = now() + $5::bigint * interval '1 millisecond', updated_at = now()
- WHERE event_id = $1 AND seat_id = $2
-   AND (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at <= now()))
-RETURNING section, price::text`
+// The statements of a hold, in the order of its batch (see Hold).
+const (
+	// holdLimitSQL refuses a hold that would take the customer's live HELD
+	// and SOLD seats past the limit; it runs under the customer's lock.
+	holdLimitSQL = `
+SELECT hold_refuse(count(*) + $3 > $4, 'seat_limit', count(*)::text)
+  FROM seat WHERE event_id = $1 AND held_by = $2
+   AND (status = 'SOLD' OR (status = 'HELD' AND hold_expires_at > now()))`
+	holdOrderSQL = `
+INSERT INTO ticket_order (id, customer_id, event_id, session_id, amount, currency, hold_expires_at)
+VALUES ($1, $2, $3, $4, 0, $5, now() + $6::bigint * interval '1 millisecond')
+RETURNING hold_expires_at`
+	// holdSeatSQL takes one seat if it is free or its hold has expired,
+	// and records it with its price as one of the order's seats; a seat it
+	// does not take is left for holdAllTakenSQL to refuse.
+	holdSeatSQL = `
+WITH taken AS (
+	UPDATE seat SET status = 'HELD', held_by = $3, order_id = $4,
+	       hold_expires_at = now() + $5::bigint * interval '1 millisecond', updated_at = now()
+	 WHERE event_id = $1 AND seat_id = $2
+	   AND (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at <= now()))
+	RETURNING seat_id, section, price
+)
+INSERT INTO order_seat (order_id, event_id, seat_id, section, price)
+SELECT $4, $1, seat_id, section, price FROM taken`
+	// holdAllTakenSQL refuses the hold, naming them, if the order did not
+	// get every seat. It reads the order's own rows, not the seats, whose
+	// update chains are long on a hot seat.
+	holdAllTakenSQL = `
+SELECT hold_refuse(count(*) < cardinality($2::text[]), 'seats_unavailable',
+       (SELECT string_agg(u.id, ',' ORDER BY u.id) FROM unnest($2::text[]) AS u(id)
+         WHERE NOT EXISTS (SELECT 1 FROM order_seat os WHERE os.order_id = $1 AND os.seat_id = u.id)))
+  FROM order_seat WHERE order_id = $1`
+	holdAmountSQL = `
+UPDATE ticket_order SET amount = (SELECT sum(price) FROM order_seat WHERE order_id = $1)
+ WHERE id = $1
+RETURNING amount::text`
+)
 
-// Hold holds all of seats for customer, or none. One transaction: the
+// holdRefusedCode is the SQLSTATE of hold_refuse (migration 00005).
+const holdRefusedCode = "TFH01"
+
+// Hold holds all of seats for customer, or none, in one round trip: one
+// pipelined batch, which PostgreSQL runs as one implicit transaction. The
 // customer's advisory lock (so parallel holds cannot add up past the
-// limit), the limit check, the PENDING order, then one conditional UPDATE
-// per seat in sorted order.
+// limit), the limit check, the PENDING order, one conditional UPDATE per
+// seat in sorted order (each recording the seat as the order's), the
+// check that every seat was taken, then the order's amount. A refused check raises, which skips the rest
+// of the batch and rolls it all back.
 func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []string) (*Hold, error) {
 	sorted, err := s.checkSeats(seats)
 	if err != nil {
 		return nil, err
 	}
-	var (
-		res         *Hold
-		unavailable []string
-	)
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		orderID := uuid.New()
-		res, unavailable = nil, nil
-		b := &pgx.Batch{}
-		b.Queue(customerLockSQL, customer, s.eventID)
-		b.Queue(`SELECT count(*) FROM seat WHERE event_id = $1 AND held_by = $2
-		          AND (status = 'SOLD' OR (status = 'HELD' AND hold_expires_at > now()))`, s.eventID, customer)
-		b.Queue(`INSERT INTO ticket_order (id, customer_id, event_id, session_id, amount, currency, hold_expires_at)
-		         VALUES ($1, $2, $3, $4, 0, $5, now() + $6::bigint * interval '1 millisecond')
-		         RETURNING hold_expires_at`, orderID, customer, s.eventID, sessionID, s.currency, s.holdTTL.Milliseconds())
-		for _, id := range sorted {
-			b.Queue(holdSeatSQL, s.eventID, id, customer, orderID, s.holdTTL.Milliseconds())
-		}
-		br := tx.SendBatch(ctx, b)
-		var (
-			already  int64
-			expires  time.Time
-			total    Cents
-			sections = make([]string, len(sorted))
-			prices   = make([]string, len(sorted))
-		)
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return err
-		}
-		if err := br.QueryRow().Scan(&already); err != nil {
-			br.Close()
-			return err
-		}
-		if err := br.QueryRow().Scan(&expires); err != nil {
-			br.Close()
-			return err
-		}
-		for i, id := range sorted {
-			err := br.QueryRow().Scan(&sections[i], &prices[i])
-			if errors.Is(err, pgx.ErrNoRows) {
-				unavailable = append(unavailable, id)
-				continue
-			}
-			if err != nil {
-				br.Close()
-				return err
-			}
-			p, err := ParseCents(prices[i])
-			if err != nil {
-				br.Close()
-				return fmt.Errorf("seat %s price: %w", id, err)
-			}
-			total += p
-		}
-		if err := br.Close(); err != nil {
-			return err
-		}
-		if already+int64(len(sorted)) > int64(s.maxSeats) {
-			return &SeatLimitError{Limit: s.maxSeats, Already: already}
-		}
-		if len(unavailable) > 0 {
-			return &SeatsUnavailableError{Seats: unavailable}
-		}
-		if _, err := tx.Exec(ctx, `
-			WITH os AS (
-				INSERT INTO order_seat (order_id, event_id, seat_id, section, price)
-				SELECT $1, $2, u.seat_id, u.section, u.price::numeric
-				  FROM unnest($3::text[], $4::text[], $5::text[]) AS u(seat_id, section, price)
-			)
-			UPDATE ticket_order SET amount = $6::numeric WHERE id = $1`,
-			orderID, s.eventID, sorted, sections, prices, total.String()); err != nil {
-			return err
-		}
-		res = &Hold{OrderID: orderID.String(), Seats: sorted, Amount: total.String(), Currency: s.currency,
-			ExpiresAt: expires.UTC(), PayBy: expires.Add(s.paymentTimeout - s.holdTTL).UTC()}
-		return nil
+	var res *Hold
+	err = s.retrying(ctx, func() (err error) {
+		res, err = s.holdOnce(ctx, customer, sessionID, sorted)
+		return err
 	})
-	if err != nil {
-		if len(unavailable) > 0 {
-			// Tell an unknown seat (bad input) from a taken one.
-			if unknown, uerr := s.unknownSeats(ctx, unavailable); uerr == nil && len(unknown) > 0 {
-				return nil, &UnknownSeatsError{Seats: unknown}
-			}
+	var taken *SeatsUnavailableError
+	if errors.As(err, &taken) {
+		// Tell an unknown seat (bad input) from a taken one.
+		if unknown, uerr := s.unknownSeats(ctx, taken.Seats); uerr == nil && len(unknown) > 0 {
+			return nil, &UnknownSeatsError{Seats: unknown}
 		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// holdStatements are prepared by name on each connection that holds. A
+// refused hold ends its batch with an error, and pgx drops the statements
+// it prepared itself for a batch that failed, so the next hold on the
+// connection would prepare them all again: a round trip and a plan each.
+var holdStatements = map[string]string{
+	"hold_lock":      customerLockSQL,
+	"hold_limit":     holdLimitSQL,
+	"hold_order":     holdOrderSQL,
+	"hold_seat":      holdSeatSQL,
+	"hold_all_taken": holdAllTakenSQL,
+	"hold_amount":    holdAmountSQL,
+}
+
+func (s *Store) holdOnce(ctx context.Context, customer, sessionID string, sorted []string) (*Hold, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	for name, sql := range holdStatements {
+		// Once per connection; after that pgx answers from its own map.
+		if _, err := conn.Conn().Prepare(ctx, name, sql); err != nil {
+			return nil, fmt.Errorf("prepare %s: %w", name, err)
+		}
+	}
+	orderID := uuid.New()
+	ttl := s.holdTTL.Milliseconds()
+	b := &pgx.Batch{}
+	b.Queue("hold_lock", customer, s.eventID)
+	b.Queue("hold_limit", s.eventID, customer, len(sorted), s.maxSeats)
+	b.Queue("hold_order", orderID, customer, s.eventID, sessionID, s.currency, ttl)
+	for _, id := range sorted {
+		b.Queue("hold_seat", s.eventID, id, customer, orderID, ttl)
+	}
+	b.Queue("hold_all_taken", orderID, sorted)
+	b.Queue("hold_amount", orderID)
+	br := conn.SendBatch(ctx, b)
+	defer br.Close()
+	var (
+		expires time.Time
+		amount  string
+	)
+	for i := range b.Len() {
+		var err error
+		switch i {
+		case 2:
+			err = br.QueryRow().Scan(&expires)
+		case b.Len() - 1:
+			err = br.QueryRow().Scan(&amount)
+		default:
+			_, err = br.Exec()
+		}
+		if err != nil {
+			return nil, s.holdRefusal(err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return nil, s.holdRefusal(err)
+	}
+	total, err := ParseCents(amount)
+	if err != nil {
+		return nil, fmt.Errorf("order %s amount: %w", orderID, err)
+	}
+	return &Hold{OrderID: orderID.String(), Seats: sorted, Amount: total.String(), Currency: s.currency,
+		ExpiresAt: expires.UTC(), PayBy: expires.Add(s.paymentTimeout - s.holdTTL).UTC()}, nil
+}
+
+// holdRefusal turns hold_refuse's error into the business error it stands
+// for; any other error is returned as it is.
+func (s *Store) holdRefusal(err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != holdRefusedCode {
+		return err
+	}
+	switch pe.Message {
+	case "seat_limit":
+		already, perr := strconv.ParseInt(pe.Detail, 10, 64)
+		if perr != nil {
+			return fmt.Errorf("seat_limit detail %q: %w", pe.Detail, perr)
+		}
+		return &SeatLimitError{Limit: s.maxSeats, Already: already}
+	case "seats_unavailable":
+		return &SeatsUnavailableError{Seats: strings.Split(pe.Detail, ",")}
+	}
+	return err
 }
 
 func (s *Store) unknownSeats(ctx context.Context, ids []string) ([]string, error) {
