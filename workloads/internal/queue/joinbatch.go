@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // joinMany gives each of customers a place (or returns theirs) in one
@@ -42,12 +43,15 @@ func (s *store) joinMany(ctx context.Context, customers []string, set Settings) 
 // joinBatcher coalesces the joins that reach a pod at the same moment into
 // one script call: while one call is in flight the next joins gather, so
 // under load each call carries many joins and Redis runs one script
-// (one TIME, one round trip) for all of them. Alone, a join goes at once.
+// (one TIME, one round trip) for all of them. Once a call carried several,
+// the next one also gathers for linger: under a spike that fills batches at
+// the cost of a millisecond or two per join. Alone, a join goes at once.
 type joinBatcher struct {
-	st   *store
-	live *liveSettings
-	max  int
-	reqs chan *joinReq
+	st     *store
+	live   *liveSettings
+	max    int
+	linger time.Duration
+	reqs   chan *joinReq
 }
 
 type joinReq struct {
@@ -64,9 +68,9 @@ type joinRes struct {
 // ZADD and one HSET, within Lua's stack.
 const maxJoinBatch = 1000
 
-func newJoinBatcher(st *store, live *liveSettings, max int) *joinBatcher {
+func newJoinBatcher(st *store, live *liveSettings, max int, linger time.Duration) *joinBatcher {
 	max = min(max, maxJoinBatch)
-	return &joinBatcher{st: st, live: live, max: max, reqs: make(chan *joinReq, 4*max)}
+	return &joinBatcher{st: st, live: live, max: max, linger: linger, reqs: make(chan *joinReq, 4*max)}
 }
 
 // join queues customer's join and waits for its batch.
@@ -85,10 +89,38 @@ func (b *joinBatcher) join(ctx context.Context, customer string) (place, error) 
 	}
 }
 
+// gather adds the joins already waiting to batch; if linger, it goes on
+// gathering for b.linger, or until the batch is full.
+func (b *joinBatcher) gather(batch *[]*joinReq, linger bool) {
+waiting:
+	for len(*batch) < b.max {
+		select {
+		case r := <-b.reqs:
+			*batch = append(*batch, r)
+		default:
+			break waiting
+		}
+	}
+	if !linger || b.linger <= 0 {
+		return
+	}
+	deadline := time.NewTimer(b.linger)
+	defer deadline.Stop()
+	for len(*batch) < b.max {
+		select {
+		case r := <-b.reqs:
+			*batch = append(*batch, r)
+		case <-deadline.C:
+			return
+		}
+	}
+}
+
 // run sends batches until ctx is cancelled.
 func (b *joinBatcher) run(ctx context.Context) {
 	batch := make([]*joinReq, 0, b.max)
 	customers := make([]string, 0, b.max)
+	last := 0 // joins in the last call
 	for {
 		select {
 		case <-ctx.Done():
@@ -96,15 +128,8 @@ func (b *joinBatcher) run(ctx context.Context) {
 		case r := <-b.reqs:
 			batch = append(batch[:0], r)
 		}
-	gather:
-		for len(batch) < b.max {
-			select {
-			case r := <-b.reqs:
-				batch = append(batch, r)
-			default:
-				break gather
-			}
-		}
+		b.gather(&batch, last > 1)
+		last = len(batch)
 		customers = customers[:0]
 		for _, r := range batch {
 			customers = append(customers, r.customer)

@@ -151,7 +151,7 @@ func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(ne
 	if cfg.JoinBatch > 1 {
 		// The batcher outlives the server's graceful shutdown, so joins in
 		// flight finish; it stops once Run has returned.
-		s.joins = newJoinBatcher(s.st, s.live, cfg.JoinBatch)
+		s.joins = newJoinBatcher(s.st, s.live, cfg.JoinBatch, cfg.JoinLinger)
 		jctx, jcancel := context.WithCancel(context.WithoutCancel(ctx))
 		jdone := make(chan struct{})
 		go func() { s.joins.run(jctx); close(jdone) }()
