@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -53,6 +54,10 @@ type Row struct {
 }
 
 const eventID = 1
+
+// pgbenchClients is pgbench's number of clients, and the store-level
+// holds', so the two compare.
+const pgbenchClients = 8
 
 // waitingPeople is the size of the bench's waiting crowd.
 const waitingPeople = 10000
@@ -107,7 +112,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		return nil, err
 	}
 	logf("baseline: pgbench with the hold's conditional UPDATE on 50,000 seats ...")
-	pgbenchTPS, err := pgbench(ctx, pg.URL, dir, 8, int(o.Duration.Seconds()))
+	pgbenchTPS, err := pgbench(ctx, pg.URL, dir, pgbenchClients, int(o.Duration.Seconds()))
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +215,11 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	logf("ticketfair: holds through booking.Store, as many clients as pgbench ...")
+	storeHolds, err := s.measureStoreHolds(ctx, o, pgbenchClients)
+	if err != nil {
+		return nil, err
+	}
 	logf("ticketfair: holds ...")
 	holds, err := s.measureHolds(ctx, hc, o)
 	if err != nil {
@@ -228,7 +238,9 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "plain Go handler (POST + bearer)", BaselineRPS: plain.PerSecond},
 		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "one script call per join", BaselineRPS: joinsOne.PerSecond},
 		{What: "queue polls/s", PerSecond: polls.PerSecond, P50: polls.P50, P99: polls.P99, Baseline: "plain Go handler (POST + bearer)", BaselineRPS: plain.PerSecond},
-		{What: "booking holds/s", PerSecond: holds.PerSecond, P50: holds.P50, P99: holds.P99, Baseline: "pgbench conditional UPDATE", BaselineRPS: pgbenchTPS},
+		{What: "booking holds/s (store)", PerSecond: storeHolds.PerSecond, P50: storeHolds.P50, P99: storeHolds.P99, Baseline: "pgbench conditional UPDATE", BaselineRPS: pgbenchTPS},
+		{What: "booking holds/s (HTTP)", PerSecond: holds.PerSecond, P50: holds.P50, P99: holds.P99, Baseline: "pgbench conditional UPDATE", BaselineRPS: pgbenchTPS},
+		{What: "booking holds/s (HTTP)", PerSecond: holds.PerSecond, P50: holds.P50, P99: holds.P99, Baseline: "plain Go handler (POST + bearer)", BaselineRPS: plain.PerSecond},
 		// The admitter's primitive, for reference: members popped per second.
 		{What: "(reference only)", Baseline: "redis-benchmark ZPOPMIN 100, members/s", BaselineRPS: zpopRPS * 100},
 	}
@@ -279,6 +291,7 @@ type services struct {
 	queueURL, bookingURL string
 	queueOneURL          string // the queue with one script call per join
 	identitySecret       string
+	databaseURL          string // booking's database
 	keys                 *accesstoken.KeySet
 	rdb                  *redis.Client
 	stops                []func()
@@ -302,6 +315,7 @@ func startServices(ctx context.Context, redisURL, pgURL string) (*services, erro
 		return nil, err
 	}
 	db := strings.Replace(pgURL, "/postgres?", "/ticketfair?", 1)
+	s.databaseURL = db
 	if err := migrations.Up(ctx, db); err != nil {
 		return nil, err
 	}
@@ -392,14 +406,7 @@ func (s *services) measureHolds(ctx context.Context, hc *http.Client, o Options)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return measurement{}, err
 	}
-	seats := make([]string, 0, 50000)
-	for _, sec := range []string{"A", "B", "C", "D"} {
-		for r := 1; r <= 100; r++ {
-			for c := 1; c <= 125; c++ {
-				seats = append(seats, fmt.Sprintf("%s-%d-%d", sec, r, c))
-			}
-		}
-	}
+	seats := benchSeats()
 	var mu sync.Mutex
 	next := 0
 	return closedLoop(ctx, o.Concurrency/4+1, o.Duration, func(ctx context.Context, w, i int) error {
@@ -412,6 +419,39 @@ func (s *services) measureHolds(ctx context.Context, hc *http.Client, o Options)
 		}
 		body, _ := json.Marshal(map[string]any{"seats": []string{seats[k%len(seats)]}})
 		return call(ctx, hc, http.MethodPost, s.bookingURL+"/events/1/holds", map[string]string{"X-Queue-Token": tokens[k], "Content-Type": "application/json"}, string(body), nil, http.StatusCreated)
+	}), nil
+}
+
+// benchSeats are the bench event's 50,000 seat ids.
+func benchSeats() []string {
+	seats := make([]string, 0, 50000)
+	for _, sec := range []string{"A", "B", "C", "D"} {
+		for r := 1; r <= 100; r++ {
+			for c := 1; c <= 125; c++ {
+				seats = append(seats, fmt.Sprintf("%s-%d-%d", sec, r, c))
+			}
+		}
+	}
+	return seats
+}
+
+// measureStoreHolds holds one seat per call through booking.Store, with
+// no HTTP, token or session check around it: what compares with pgbench's
+// bare conditional UPDATE. The holds expire at once, as pgbench's do, so
+// the seats are free again for the HTTP holds that follow.
+func (s *services) measureStoreHolds(ctx context.Context, o Options, clients int) (measurement, error) {
+	pool, err := pgxpool.New(ctx, s.databaseURL)
+	if err != nil {
+		return measurement{}, err
+	}
+	defer pool.Close()
+	st := booking.NewStore(pool, eventID, time.Millisecond, 4, "EUR")
+	seats := benchSeats()
+	var next atomic.Int64
+	return closedLoop(ctx, clients, o.Duration, func(ctx context.Context, w, i int) error {
+		k := next.Add(1)
+		_, err := st.Hold(ctx, fmt.Sprintf("store-%d", k), "bench", []string{seats[k%int64(len(seats))]})
+		return err
 	}), nil
 }
 
