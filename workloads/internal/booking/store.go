@@ -177,8 +177,8 @@ const holdRefusedCode = "TFH01"
 // customer's advisory lock (so parallel holds cannot add up past the
 // limit), the limit check, the PENDING order, one conditional UPDATE per
 // seat in sorted order (each recording the seat as the order's), the
-// check that every seat was taken, then the order's amount. A refused check raises, which skips the rest
-// of the batch and rolls it all back.
+// check that every seat was taken, then the order's amount. A refused
+// check raises, which skips the rest of the batch and rolls it all back.
 func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []string) (*Hold, error) {
 	sorted, err := s.checkSeats(seats)
 	if err != nil {
