@@ -94,6 +94,11 @@ func (st State) Ahead(place int64) int64 {
 	return lo[0] + int64(float64(place-lo[1])/float64(hi[1]-lo[1])*float64(hi[0]-lo[0]))
 }
 
+// StateMaxAge is how long a CDN or browser may reuse the public state
+// (its Cache-Control max-age): with it, a waiting crowd of any size costs
+// the origin about one request per second per cache.
+const StateMaxAge = time.Second
+
 // PollAfter is the spacing of polls, in seconds, for an expected wait:
 // 2 s near the front, up to 15 s far back, so a long queue does not poll
 // at the rate it is long. The queue advises it (pollAfterSeconds) and the

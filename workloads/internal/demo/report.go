@@ -68,6 +68,7 @@ type Report struct {
 type WaitingCost struct {
 	PersonMinutes         float64          `json:"personMinutes"`
 	CrowdRequests         int64            `json:"crowdRequests"`
+	EdgeReads             int64            `json:"edgeReads"` // answered by the simulated CDN edge's copy: no request
 	OriginRequests        int64            `json:"originRequests"`
 	OriginByOp            map[string]int64 `json:"originByOp"`
 	CrowdPerPersonMinute  float64          `json:"crowdRequestsPerPersonMinute"`
@@ -81,6 +82,7 @@ func (r *Report) waitingFigures(originBefore, originAfter, redisBefore, redisAft
 	w := &r.Waiting
 	w.PersonMinutes = r.Crowd.WaitingSeconds / 60
 	w.CrowdRequests = r.Crowd.StateReads + r.Crowd.PersonalPolls
+	w.EdgeReads = r.Crowd.EdgeReads
 	w.OriginByOp = map[string]int64{}
 	for _, op := range []string{"state", "poll"} {
 		w.OriginByOp[op] = originAfter[op] - originBefore[op]
@@ -185,9 +187,9 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(tw, "time to sell out\t%.1fs after opening\n", r.TimeToSellOutSeconds)
 	if r.RedisCommands != nil { // measured by a local sale only
 		fmt.Fprintf(tw, "redis per join/poll\t%.3f script calls, %.3f commands (all services, counting those inside scripts)\n", r.RedisScriptsPerJoinPoll, r.RedisCommandsPerJoinPoll)
-		fmt.Fprintf(tw, "waiting, per person-minute\t%.3f origin requests (%d state fills, %d per-person polls), %.2f crowd requests through the cache, %.2f Redis commands; %.0f person-minutes\n",
+		fmt.Fprintf(tw, "waiting, per person-minute\t%.3f origin requests (%d state fills, %d per-person polls), %.2f crowd requests through the cache (besides %d state reads from the CDN edge's copy), %.2f Redis commands; %.0f person-minutes\n",
 			r.Waiting.OriginPerPersonMinute, r.Waiting.OriginByOp["state"], r.Waiting.OriginByOp["poll"], r.Waiting.CrowdPerPersonMinute,
-			r.Waiting.RedisPerPersonMinute, r.Waiting.PersonMinutes)
+			r.Waiting.EdgeReads, r.Waiting.RedisPerPersonMinute, r.Waiting.PersonMinutes)
 	}
 	fmt.Fprintf(tw, "crowd\tjoined %d (pre-queue %d), abandoned %d, never claimed %d, sold-out seen %d, holds %d, conflicts %d, let expire %d, paid %d, webhook twice %d\n",
 		r.Crowd.Joined, r.Crowd.JoinedPreQueue, r.Crowd.Abandoned, r.Crowd.NeverClaimed, r.Crowd.SoldOutSeen,

@@ -13,11 +13,6 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/queueapi"
 )
 
-// stateMaxAge is how long a CDN or browser may reuse the public state:
-// with it, a waiting crowd of any size costs the origin about one request
-// per second per cache.
-const stateMaxAge = 1
-
 // stateCache holds the encoded state of one snapshot and settings.
 type stateCache struct {
 	snap   *Snapshot
@@ -74,7 +69,7 @@ func (s *service) state(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		c = &stateCache{snap: snap, paused: set.Paused, openAt: set.SalesOpenAt, rate: set.RatePerSecond,
-			c: httpapi.NewCacheable(append(body, '\n'), stateMaxAge)}
+			c: httpapi.NewCacheable(append(body, '\n'), int(queueapi.StateMaxAge/time.Second))}
 		s.pub.cur.Store(c)
 	}
 	c.c.Serve(w, r)
