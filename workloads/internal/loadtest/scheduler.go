@@ -11,10 +11,14 @@ import (
 // an idle customer is an entry in a heap, not a sleeping goroutine, so
 // millions of them fit in memory.
 type scheduler struct {
-	mu     sync.Mutex
-	h      taskHeap // joins and polls
-	urgent taskHeap // admitted customers: served first, so an overloaded
-	// generator does not let holds expire behind a backlog of polls
+	mu sync.Mutex
+	// Due tasks are served urgent first, then polls, then joins: people
+	// run in parallel, the generator cannot, and when it falls behind an
+	// admitted person must not miss the claim window or let a hold expire
+	// behind a backlog of other people's joins.
+	urgent taskHeap // admitted customers
+	polls  taskHeap // customers waiting in line
+	joins  taskHeap
 	wake    chan struct{}
 	pending sync.WaitGroup // customers not finished yet
 }
@@ -48,10 +52,13 @@ func (s *scheduler) add(c *customer, at time.Time) {
 // at schedules the customer's next step.
 func (s *scheduler) at(c *customer, at time.Time) {
 	s.mu.Lock()
-	if c.next >= stepChoose {
+	switch {
+	case c.next >= stepChoose:
 		heap.Push(&s.urgent, task{at: at, c: c})
-	} else {
-		heap.Push(&s.h, task{at: at, c: c})
+	case c.next == stepPoll:
+		heap.Push(&s.polls, task{at: at, c: c})
+	default:
+		heap.Push(&s.joins, task{at: at, c: c})
 	}
 	s.mu.Unlock()
 	select {
@@ -85,7 +92,7 @@ func (s *scheduler) run(ctx context.Context, workers int, step func(context.Cont
 		var next *task
 		due := false
 		now := time.Now()
-		for _, h := range []*taskHeap{&s.urgent, &s.h} {
+		for _, h := range []*taskHeap{&s.urgent, &s.polls, &s.joins} {
 			if len(*h) == 0 {
 				continue
 			}
