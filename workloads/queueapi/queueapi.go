@@ -99,6 +99,12 @@ func (st State) Ahead(place int64) int64 {
 // the origin about one request per second per cache.
 const StateMaxAge = time.Second
 
+// Heartbeat is how often the waiting page asks its per-person endpoint
+// when the public state gives no reason to (its turn has not come): rare,
+// so that a long wait costs the origin about 0.2 requests a minute. The
+// page (web/assets/app.js) states it too.
+const Heartbeat = 5 * time.Minute
+
 // PollAfter is the spacing of polls, in seconds, for an expected wait:
 // 2 s near the front, up to 15 s far back, so a long queue does not poll
 // at the rate it is long. The queue advises it (pollAfterSeconds) and the

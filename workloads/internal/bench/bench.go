@@ -211,7 +211,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	after, err := measureWaiting(ctx, "public state every 5 s through nginx + per-person heartbeat every 60 s", hc, s.queueURL, ng.URL, s.rdb, people, o.Duration, 5*time.Second, time.Minute, true)
+	after, err := measureWaiting(ctx, "public state every 5 s through nginx + per-person heartbeat every 5 min", hc, s.queueURL, ng.URL, s.rdb, people, o.Duration, 5*time.Second, queueapi.Heartbeat, true)
 	if err != nil {
 		return nil, err
 	}

@@ -155,9 +155,9 @@ type customer struct {
 	personal int64 // unix ns: last per-person request
 }
 
-// heartbeat is how often a waiting person asks their own endpoint when the
-// public state gives no reason to (the waiting page's interval).
-const heartbeat = 60 * time.Second
+// nearWait is the expected wait, in seconds, within which a waiting person
+// reads the public state at the page's own spacing (see poll).
+const nearWait = 60
 
 func (c *customer) name() string { return "cust-" + strconv.Itoa(int(c.id)) }
 
@@ -512,12 +512,22 @@ func (cr *crowd) poll(ctx context.Context, c *customer) {
 			openAt = *st.SalesOpenAt
 		}
 		cr.later(c, stepPoll, cr.pollDelay(int(min(max(time.Until(openAt).Seconds(), 1), 15)), 0))
-	case c.place == 0 || st.Watermark >= c.place || now.UnixNano()-c.personal >= int64(heartbeat):
+	case c.place == 0 || st.Watermark >= c.place || now.UnixNano()-c.personal >= int64(queueapi.Heartbeat):
 		// Our turn (or a heartbeat): only now ask the per-person endpoint.
 		cr.personalPoll(ctx, c)
 	default:
 		wait := float64(st.Ahead(c.place)) / max(st.AdmissionRate, 0.1)
-		cr.later(c, stepPoll, cr.pollDelay(queueapi.PollAfter(wait), 0))
+		d := cr.pollDelay(queueapi.PollAfter(wait), 0)
+		if far := time.Duration(wait / 2 * float64(time.Second)); wait > nearWait && far > d {
+			// Far back, the page's reads every d reach only the CDN's
+			// edge and change nothing until the turn nears or the
+			// heartbeat is due: count them and sleep until half the
+			// expected wait has passed (the rate may rise), then look.
+			far = min(far, time.Duration(c.personal+int64(queueapi.Heartbeat)-now.UnixNano()))
+			atomic.AddInt64(&cr.counts.EdgeReads, int64(far/d))
+			d = max(far, d)
+		}
+		cr.later(c, stepPoll, d)
 	}
 }
 

@@ -88,8 +88,9 @@
     const updated = $("updated"), errorEl = $("error"), rejoin = $("rejoin");
     let id, q = store.get(K.queue), timer = null, opensAt = null, tick = null, stopped = false;
     // The per-person endpoint is asked only when the public state says the
-    // admission watermark has passed our place, and otherwise once a minute.
-    const HEARTBEAT_MS = 60000;
+    // admission watermark has passed our place, and otherwise every five
+    // minutes (queueapi.Heartbeat).
+    const HEARTBEAT_MS = 300000;
     let lastPersonal = 0;
 
     function state(s, h, d) {
