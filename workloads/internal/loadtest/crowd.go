@@ -150,9 +150,10 @@ type customer struct {
 	seats    int8
 	deadline time.Time
 	payload  []byte
-	place    int64 // the score the queueId carries, once known
-	since    int64 // unix ns: waiting since
-	personal int64 // unix ns: last per-person request
+	place    int64  // the score the queueId carries, once known
+	since    int64  // unix ns: waiting since
+	personal int64  // unix ns: last per-person request
+	epoch    uint32 // the scheduler's: which of its tasks is current
 }
 
 // nearWait is the expected wait, in seconds, within which a waiting person
@@ -246,7 +247,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	start := time.Now()
 	cr.schedule(start)
 	stopWatch := cr.watch(ctx, start)
+	stopFollow := cr.followState(ctx)
 	cr.sched.run(ctx, p.Concurrency, cr.step)
+	stopFollow()
 	stopWatch()
 	res := &Result{Counts: cr.snapshotCounts(), Endpoints: cr.api.rec.snapshot(), Duration: time.Since(start), PaidOrders: cr.paid}
 	if at := cr.soldOutAt.Load(); at > 0 {
@@ -518,17 +521,51 @@ func (cr *crowd) poll(ctx context.Context, c *customer) {
 	default:
 		wait := float64(st.Ahead(c.place)) / max(st.AdmissionRate, 0.1)
 		d := cr.pollDelay(queueapi.PollAfter(wait), 0)
-		if far := time.Duration(wait / 2 * float64(time.Second)); wait > nearWait && far > d {
-			// Far back, the page's reads every d reach only the CDN's
-			// edge and change nothing until the turn nears or the
-			// heartbeat is due: count them and sleep until half the
-			// expected wait has passed (the rate may rise), then look.
-			far = min(far, time.Duration(c.personal+int64(queueapi.Heartbeat)-now.UnixNano()))
-			atomic.AddInt64(&cr.counts.EdgeReads, int64(far/d))
-			d = max(far, d)
+		if wait <= nearWait {
+			cr.later(c, stepPoll, d)
+			return
 		}
-		cr.later(c, stepPoll, d)
+		// Far back, the page's reads every d reach only the CDN's edge and
+		// change nothing until the turn nears or the heartbeat is due: the
+		// person sleeps until then (wakeNear), the reads counted as made.
+		atomic.AddInt64(&cr.counts.EdgeReads, int64(wait/d.Seconds()))
+		c.next = stepPoll
+		cr.sched.park(c, c.place, time.Unix(0, c.personal).Add(queueapi.Heartbeat))
 	}
+}
+
+// wakeNear wakes the parked people whose turn st says is near (all of
+// them once it is sold out), each at a moment within the spacing their
+// page reads the state at, as it would see the state then.
+func (cr *crowd) wakeNear(st queueapi.State) {
+	rate := max(st.AdmissionRate, 0.1)
+	spacing := cr.pollDelay(queueapi.PollAfter(nearWait), 0)
+	cr.sched.wakeUpTo(
+		func(place int64) bool { return st.SoldOut || float64(st.Ahead(place))/rate <= nearWait },
+		func() time.Duration { return time.Duration(cr.rnd.Float64() * float64(spacing)) })
+}
+
+// followState reads the public state once per max-age, as the CDN's fills
+// do, and wakes the parked people it brings near, until ctx ends.
+func (cr *crowd) followState(ctx context.Context) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(queueapi.StateMaxAge)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if st, r := cr.readState(ctx); r.status == http.StatusOK {
+				cr.wakeNear(st)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // readState reads the public state as a browser behind a CDN does. A CDN

@@ -19,13 +19,17 @@ type scheduler struct {
 	urgent taskHeap // admitted customers
 	polls  taskHeap // customers waiting in line
 	joins  taskHeap
+	// parked are people far back in line, by place (see park).
+	parked  taskHeap
 	wake    chan struct{}
 	pending sync.WaitGroup // customers not finished yet
 }
 
 type task struct {
-	at time.Time
-	c  *customer
+	at    time.Time
+	place int64 // parked only
+	c     *customer
+	epoch uint32 // c.epoch when scheduled: a task of an older epoch is void
 }
 
 type taskHeap []task
@@ -41,6 +45,11 @@ func (h *taskHeap) Pop() any {
 	return t
 }
 
+// byPlace orders parked people: their turn comes in the order of places.
+type byPlace struct{ *taskHeap }
+
+func (h byPlace) Less(i, j int) bool { return (*h.taskHeap)[i].place < (*h.taskHeap)[j].place }
+
 func newScheduler() *scheduler { return &scheduler{wake: make(chan struct{}, 1)} }
 
 // add schedules a new customer's first step.
@@ -49,22 +58,57 @@ func (s *scheduler) add(c *customer, at time.Time) {
 	s.at(c, at)
 }
 
-// at schedules the customer's next step.
+// at schedules the customer's next step, voiding any other it had.
 func (s *scheduler) at(c *customer, at time.Time) {
 	s.mu.Lock()
+	s.push(c, at)
+	s.mu.Unlock()
+	s.poke()
+}
+
+func (s *scheduler) push(c *customer, at time.Time) {
+	c.epoch++
+	t := task{at: at, c: c, epoch: c.epoch}
 	switch {
 	case c.next >= stepChoose:
-		heap.Push(&s.urgent, task{at: at, c: c})
+		heap.Push(&s.urgent, t)
 	case c.next == stepPoll:
-		heap.Push(&s.polls, task{at: at, c: c})
+		heap.Push(&s.polls, t)
 	default:
-		heap.Push(&s.joins, task{at: at, c: c})
+		heap.Push(&s.joins, t)
 	}
-	s.mu.Unlock()
+}
+
+func (s *scheduler) poke() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// park puts a person far back in line to sleep until wakeUpTo reaches
+// their place, or until heartbeat, whichever is first.
+func (s *scheduler) park(c *customer, place int64, heartbeat time.Time) {
+	s.mu.Lock()
+	s.push(c, heartbeat)
+	heap.Push(byPlace{&s.parked}, task{place: place, c: c, epoch: c.epoch})
+	s.mu.Unlock()
+	s.poke()
+}
+
+// wakeUpTo schedules, at a time from after, every parked person whose
+// place near says is near.
+func (s *scheduler) wakeUpTo(near func(place int64) bool, after func() time.Duration) {
+	s.mu.Lock()
+	now := time.Now()
+	for len(s.parked) > 0 && near(s.parked[0].place) {
+		t := heap.Pop(byPlace{&s.parked}).(task)
+		if t.epoch == t.c.epoch { // still asleep
+			s.push(t.c, now.Add(after()))
+		}
+	}
+	s.mu.Unlock()
+	s.poke()
 }
 
 // done marks a customer finished.
@@ -93,12 +137,17 @@ func (s *scheduler) run(ctx context.Context, workers int, step func(context.Cont
 		due := false
 		now := time.Now()
 		for _, h := range []*taskHeap{&s.urgent, &s.polls, &s.joins} {
+			for len(*h) > 0 && (*h)[0].epoch != (*h)[0].c.epoch {
+				heap.Pop(h) // rescheduled since
+			}
 			if len(*h) == 0 {
 				continue
 			}
 			t := (*h)[0]
 			if !t.at.After(now) {
 				heap.Pop(h)
+				// Running now: void its other task (a parked one).
+				t.c.epoch++
 				next, due = &t, true
 				break
 			}

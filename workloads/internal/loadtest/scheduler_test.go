@@ -41,3 +41,59 @@ func TestSchedulerServesAdmittedThenWaitingThenJoins(t *testing.T) {
 		}
 	}
 }
+
+// A parked person runs once: when the watermark nears their place or at
+// their heartbeat, whichever is first, never both.
+func TestSchedulerParkedRunOnce(t *testing.T) {
+	s := newScheduler()
+	near := &customer{id: 1, next: stepPoll}
+	far := &customer{id: 2, next: stepPoll}
+	beat := &customer{id: 3, next: stepPoll}
+	s.pending.Add(3)
+	s.park(near, 10, time.Now().Add(time.Hour))
+	s.park(far, 20, time.Now().Add(time.Hour))
+	s.park(beat, 30, time.Now().Add(50*time.Millisecond))
+	var (
+		mu   sync.Mutex
+		runs = map[int32]int{}
+		ran  = make(chan int32, 10)
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go s.run(ctx, 2, func(_ context.Context, c *customer) {
+		mu.Lock()
+		runs[c.id]++
+		mu.Unlock()
+		ran <- c.id
+		s.done()
+	})
+	now := func() time.Duration { return 0 }
+	if id := <-ran; id != beat.id {
+		t.Fatalf("first to run: %d, want the heartbeat's %d", id, beat.id)
+	}
+	s.wakeUpTo(func(place int64) bool { return place <= 15 }, now)
+	if id := <-ran; id != near.id {
+		t.Fatalf("woken: %d, want %d", id, near.id)
+	}
+	select {
+	case id := <-ran:
+		t.Fatalf("%d ran, not woken", id)
+	case <-time.After(200 * time.Millisecond):
+	}
+	s.wakeUpTo(func(int64) bool { return true }, now)
+	if id := <-ran; id != far.id {
+		t.Fatalf("woken: %d, want %d", id, far.id)
+	}
+	select {
+	case id := <-ran:
+		t.Fatalf("%d ran twice", id)
+	case <-time.After(200 * time.Millisecond):
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for id, n := range runs {
+		if n != 1 {
+			t.Fatalf("%d ran %d times", id, n)
+		}
+	}
+}
