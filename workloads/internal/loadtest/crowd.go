@@ -527,8 +527,9 @@ func (cr *crowd) poll(ctx context.Context, c *customer) {
 		}
 		// Far back, the page's reads every d reach only the CDN's edge and
 		// change nothing until the turn nears or the heartbeat is due: the
-		// person sleeps until then (wakeNear), the reads counted as made.
-		atomic.AddInt64(&cr.counts.EdgeReads, int64(wait/d.Seconds()))
+		// person sleeps until then (wakeNear), the reads counted as made
+		// (at most until the heartbeat).
+		atomic.AddInt64(&cr.counts.EdgeReads, int64(min(wait, queueapi.Heartbeat.Seconds())/d.Seconds()))
 		c.next = stepPoll
 		cr.sched.park(c, c.place, time.Unix(0, c.personal).Add(queueapi.Heartbeat))
 	}
