@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,8 +75,11 @@ type seatSnapshot struct {
 // seatMapMaxAge is how long a CDN or browser may reuse a seat map.
 const seatMapMaxAge = 1
 
-// seatCache serves the seat map from a snapshot at most maxAge old. The map
-// may lag; the hold's conditional UPDATE is what decides.
+// seatCache serves the seat map from a snapshot refreshed once it is
+// maxAge old. A stale snapshot is served while one refresh runs in the
+// background (a refresh reads every seat and takes a while under load;
+// requests must not queue behind it), so the map may lag by maxAge plus a
+// refresh; the hold's conditional UPDATE is what decides.
 type seatCache struct {
 	store  *Store
 	maxAge time.Duration
@@ -83,8 +87,18 @@ type seatCache struct {
 	mu     sync.Mutex // one refresh at a time
 }
 
+// seatRefreshTimeout bounds a background refresh.
+const seatRefreshTimeout = 10 * time.Second
+
 func (c *seatCache) get(ctx context.Context) (*seatSnapshot, error) {
-	if s := c.snap.Load(); s != nil && time.Since(s.at) < c.maxAge {
+	s := c.snap.Load()
+	if s != nil && time.Since(s.at) < c.maxAge {
+		return s, nil
+	}
+	if s != nil {
+		if c.mu.TryLock() {
+			go c.refresh(context.WithoutCancel(ctx))
+		}
 		return s, nil
 	}
 	c.mu.Lock()
@@ -99,6 +113,20 @@ func (c *seatCache) get(ctx context.Context) (*seatSnapshot, error) {
 	}
 	c.snap.Store(s)
 	return s, nil
+}
+
+// refresh loads a new snapshot in the background; c.mu is held.
+func (c *seatCache) refresh(ctx context.Context) {
+	defer c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, seatRefreshTimeout)
+	defer cancel()
+	s, err := c.load(ctx, c.snap.Load())
+	if err != nil {
+		// The stale map is served until a refresh succeeds.
+		slog.WarnContext(ctx, "seat map refresh failed", "err", err)
+		return
+	}
+	c.snap.Store(s)
 }
 
 func (c *seatCache) load(ctx context.Context, old *seatSnapshot) (*seatSnapshot, error) {
