@@ -233,6 +233,13 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		return nil, err
 	}
 
+	// A rate of failing calls measures nothing.
+	for name, m := range map[string]measurement{"plain handler": plain, "joins, one call each": joinsOne, "joins": joins,
+		"polls": polls, "holds through the store": storeHolds, "holds": holds} {
+		if m.Errors > (m.Ops+m.Errors)/100 {
+			return nil, fmt.Errorf("bench: %s: %d of %d calls failed, the first: %v", name, m.Errors, m.Ops+m.Errors, m.FirstErr)
+		}
+	}
 	rows := []Row{
 		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "redis-benchmark join script", BaselineRPS: joinScriptRPS},
 		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "plain Go handler (POST + bearer)", BaselineRPS: plain.PerSecond},
@@ -504,8 +511,8 @@ func call(ctx context.Context, hc *http.Client, method, url string, hdr map[stri
 	}
 	defer resp.Body.Close()
 	if !slices.Contains(want, resp.StatusCode) {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return fmt.Errorf("status %d", resp.StatusCode)
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+		return fmt.Errorf("%s %s: status %d: %s", method, url, resp.StatusCode, bytes.TrimSpace(b))
 	}
 	if dst != nil {
 		return json.NewDecoder(resp.Body).Decode(dst)

@@ -13,6 +13,7 @@ import (
 type measurement struct {
 	Ops       int64
 	Errors    int64
+	FirstErr  error // the first of Errors
 	PerSecond float64
 	P50, P99  time.Duration
 }
@@ -24,6 +25,7 @@ func closedLoop(ctx context.Context, conc int, dur time.Duration, do func(ctx co
 	ctx, cancel := context.WithTimeout(ctx, dur)
 	defer cancel()
 	var ops, errs atomic.Int64
+	var firstErr atomic.Pointer[error]
 	var mu sync.Mutex
 	var lat []time.Duration
 	var wg sync.WaitGroup
@@ -42,6 +44,7 @@ func closedLoop(ctx context.Context, conc int, dur time.Duration, do func(ctx co
 				local = append(local, time.Since(t))
 				if err != nil {
 					errs.Add(1)
+					firstErr.CompareAndSwap(nil, &err)
 				} else {
 					ops.Add(1)
 				}
@@ -55,6 +58,9 @@ func closedLoop(ctx context.Context, conc int, dur time.Duration, do func(ctx co
 	elapsed := time.Since(start)
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	m := measurement{Ops: ops.Load(), Errors: errs.Load(), PerSecond: float64(ops.Load()) / elapsed.Seconds()}
+	if e := firstErr.Load(); e != nil {
+		m.FirstErr = *e
+	}
 	if len(lat) > 0 {
 		m.P50 = lat[len(lat)/2]
 		m.P99 = lat[len(lat)*99/100]
