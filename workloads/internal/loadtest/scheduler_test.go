@@ -12,11 +12,8 @@ import (
 func TestSchedulerServesAdmittedThenWaitingThenJoins(t *testing.T) {
 	s := newScheduler()
 	past := time.Now().Add(-time.Minute)
-	var customers []*customer
 	for i, st := range []step{stepJoin, stepPoll, stepChoose, stepJoin, stepPoll, stepPay} {
-		c := &customer{id: int32(i), next: st}
-		customers = append(customers, c)
-		s.add(c, past.Add(time.Duration(i)*time.Second))
+		s.add(&customer{id: int32(i), next: st}, past.Add(time.Duration(i)*time.Second))
 	}
 	var (
 		mu    sync.Mutex
