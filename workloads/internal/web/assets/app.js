@@ -323,7 +323,13 @@
       }
     }
 
-    function renderSeats(seats) {
+    // Seats a hold found taken: a cached map older than that answer (a CDN
+    // or the service may serve one up to a refresh old) must not offer
+    // them again. Forgotten after 30 s, whatever the clocks say.
+    const takenAt = new Map();
+    function renderSeats(seats, asOf) {
+      const asOfMs = Date.parse(asOf || "") || 0;
+      for (const [id, at] of takenAt) if (Date.now() - at > 30000) takenAt.delete(id);
       const byRow = new Map();
       for (const s of seats) {
         const l = seatLabel(s.id);
@@ -361,7 +367,7 @@
       const lost = [];
       for (const s of seats) {
         const input = existing.get(s.id);
-        const free = s.status === "AVAILABLE";
+        const free = s.status === "AVAILABLE" && !(takenAt.has(s.id) && asOfMs <= takenAt.get(s.id));
         if (!free && selected.has(s.id)) { selected.delete(s.id); lost.push(s.id); }
         input.disabled = !free;
         input.checked = selected.has(s.id);
@@ -408,7 +414,7 @@
         const label = [...sectionsEl.querySelectorAll("input")].find((i) => i.value === s.name);
         if (label) text(label.nextSibling, "Section " + s.name + " · " + s.price + " " + currency + " · " + nf.format(s.available) + " available");
       }
-      renderSeats(seatsOf(r.data));
+      renderSeats(seatsOf(r.data), r.data.asOf);
       text(asof, "Availability as of " + new Date(r.data.asOf || Date.now()).toLocaleTimeString() + "; refreshed every few seconds.");
     }
     function chooseSection(name) {
@@ -432,6 +438,7 @@
       if (r.status === 409 && errCode(r) === "seats_unavailable") {
         const gone = (r.data.error.unavailable || []);
         for (const s of gone) {
+          takenAt.set(s, Date.now());
           selected.delete(s);
           const i = $("seat-" + s);
           if (i) { i.checked = false; i.disabled = true; }
@@ -502,7 +509,7 @@
       renderSections(secs);
       show(picker, true);
       const cur = seatsOf(r.data).filter((s) => seatLabel(s.id).section === section);
-      renderSeats(cur);
+      renderSeats(cur, r.data.asOf);
       text($("limit"), "Choose up to " + MAX_SEATS + " seats. Use Tab and Space to choose with the keyboard.");
       text(asof, "Availability as of " + new Date(r.data.asOf || Date.now()).toLocaleTimeString() + "; refreshed every few seconds.");
       clearInterval(refreshTimer);
