@@ -76,10 +76,12 @@ type seatSnapshot struct {
 const seatMapMaxAge = 1
 
 // seatCache serves the seat map from a snapshot refreshed once it is
-// maxAge old. A stale snapshot is served while one refresh runs in the
-// background (a refresh reads every seat and takes a while under load;
-// requests must not queue behind it), so the map may lag by maxAge plus a
-// refresh; the hold's conditional UPDATE is what decides.
+// maxAge old. Under steady requests a snapshot up to twice that old is
+// served while one refresh runs in the background (a refresh reads every
+// seat and takes a while under load; requests must not queue behind it);
+// an older one, after a quiet spell, is refreshed first, so the first
+// request after it sees the seats as they are. The hold's conditional
+// UPDATE is what decides.
 type seatCache struct {
 	store  *Store
 	maxAge time.Duration
@@ -95,7 +97,7 @@ func (c *seatCache) get(ctx context.Context) (*seatSnapshot, error) {
 	if s != nil && time.Since(s.at) < c.maxAge {
 		return s, nil
 	}
-	if s != nil {
+	if s != nil && time.Since(s.at) < 2*c.maxAge {
 		if c.mu.TryLock() {
 			go c.refresh(context.WithoutCancel(ctx))
 		}
