@@ -93,15 +93,16 @@ type seatCache struct {
 const seatRefreshTimeout = 10 * time.Second
 
 func (c *seatCache) get(ctx context.Context) (*seatSnapshot, error) {
-	s := c.snap.Load()
-	if s != nil && time.Since(s.at) < c.maxAge {
-		return s, nil
-	}
-	if s != nil && time.Since(s.at) < 2*c.maxAge {
-		if c.mu.TryLock() {
-			go c.refresh(context.WithoutCancel(ctx))
+	if s := c.snap.Load(); s != nil {
+		switch age := time.Since(s.at); {
+		case age < c.maxAge:
+			return s, nil
+		case age < 2*c.maxAge:
+			if c.mu.TryLock() {
+				go c.refresh(context.WithoutCancel(ctx))
+			}
+			return s, nil
 		}
-		return s, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
