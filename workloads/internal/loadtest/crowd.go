@@ -299,42 +299,50 @@ func (cr *crowd) schedule(now time.Time) {
 	}
 }
 
-// watch samples the queue's stats and reports progress until stopped.
-func (cr *crowd) watch(ctx context.Context, start time.Time) func() {
-	wctx, cancel := context.WithCancel(ctx)
+// every runs fn every interval in the background until ctx ends or the
+// returned stop is called; stop returns once fn has.
+func every(ctx context.Context, interval time.Duration, fn func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(500 * time.Millisecond)
+		t := time.NewTicker(interval)
 		defer t.Stop()
-		var lastReq uint64
-		last := time.Now()
 		for {
 			select {
-			case <-wctx.Done():
+			case <-ctx.Done():
 				return
 			case <-t.C:
 			}
-			st, _ := cr.api.stats(wctx)
-			if a, ok := st["active"].(float64); ok && int64(a) > atomic.LoadInt64(&cr.counts.MaxActiveSample) {
-				atomic.StoreInt64(&cr.counts.MaxActiveSample, int64(a))
-			}
-			if so, _ := st["soldOut"].(bool); so && cr.soldOutAt.Load() == 0 {
-				cr.soldOutAt.Store(int64(time.Since(cr.openTime(start))))
-			}
-			if cr.cfg.Progress != nil {
-				req := cr.api.rec.requests()
-				now := time.Now()
-				cr.cfg.Progress(Progress{
-					Elapsed: now.Sub(start), Waiting: cr.waiting.Load(), Active: cr.active.Load(),
-					Held: cr.held.Load(), Sold: cr.sold.Load(), Requests: req,
-					ReqPerSec: float64(req-lastReq) / now.Sub(last).Seconds(), QueueStats: st,
-				})
-				lastReq, last = req, now
-			}
+			fn(ctx)
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+// watch samples the queue's stats and reports progress until stopped.
+func (cr *crowd) watch(ctx context.Context, start time.Time) func() {
+	var lastReq uint64
+	last := time.Now()
+	return every(ctx, 500*time.Millisecond, func(wctx context.Context) {
+		st, _ := cr.api.stats(wctx)
+		if a, ok := st["active"].(float64); ok && int64(a) > atomic.LoadInt64(&cr.counts.MaxActiveSample) {
+			atomic.StoreInt64(&cr.counts.MaxActiveSample, int64(a))
+		}
+		if so, _ := st["soldOut"].(bool); so && cr.soldOutAt.Load() == 0 {
+			cr.soldOutAt.Store(int64(time.Since(cr.openTime(start))))
+		}
+		if cr.cfg.Progress != nil {
+			req := cr.api.rec.requests()
+			now := time.Now()
+			cr.cfg.Progress(Progress{
+				Elapsed: now.Sub(start), Waiting: cr.waiting.Load(), Active: cr.active.Load(),
+				Held: cr.held.Load(), Sold: cr.sold.Load(), Requests: req,
+				ReqPerSec: float64(req-lastReq) / now.Sub(last).Seconds(), QueueStats: st,
+			})
+			lastReq, last = req, now
+		}
+	})
 }
 
 func (cr *crowd) openTime(start time.Time) time.Time {
@@ -549,24 +557,11 @@ func (cr *crowd) wakeNear(st queueapi.State) {
 // followState reads the public state once per max-age, as the CDN's fills
 // do, and wakes the parked people it brings near, until ctx ends.
 func (cr *crowd) followState(ctx context.Context) func() {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(queueapi.StateMaxAge)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if st, r := cr.readState(ctx); r.status == http.StatusOK {
-				cr.wakeNear(st)
-			}
+	return every(ctx, queueapi.StateMaxAge, func(ctx context.Context) {
+		if st, r := cr.readState(ctx); r.status == http.StatusOK {
+			cr.wakeNear(st)
 		}
-	}()
-	return func() { cancel(); <-done }
+	})
 }
 
 // readState reads the public state as a browser behind a CDN does. A CDN
