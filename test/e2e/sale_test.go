@@ -244,9 +244,10 @@ metadata:
 	// The JSON of `ticketfair-dev loadtest --report-json` (loadtest.Result).
 	var res struct {
 		Endpoints []struct {
-			Endpoint string         `json:"endpoint"`
-			Requests uint64         `json:"requests"`
-			ByStatus map[int]uint64 `json:"byStatus"`
+			Endpoint   string         `json:"endpoint"`
+			Requests   uint64         `json:"requests"`
+			ByStatus   map[int]uint64 `json:"byStatus"`
+			FirstError string         `json:"firstError"`
 		} `json:"endpoints"`
 	}
 	if err := json.Unmarshal(b, &res); err != nil {
@@ -276,7 +277,7 @@ metadata:
 	for _, e := range res.Endpoints {
 		for code, n := range e.ByStatus {
 			if code == 0 || (code >= 500 && code != 503) {
-				t.Errorf("%s: %d requests ended with status %d (0: transport error) during the disruptions", e.Endpoint, n, code)
+				t.Errorf("%s: %d requests ended with status %d (0: transport error, the first: %q) during the disruptions", e.Endpoint, n, code, e.FirstError)
 			}
 		}
 	}

@@ -222,6 +222,11 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%s\n", e.Endpoint, e.Requests, e.Errors, e.P50Ms, e.P99Ms, strings.Join(parts, " "))
 	}
 	tw.Flush()
+	for _, e := range r.Endpoints {
+		if e.FirstError != "" {
+			fmt.Fprintf(w, "%s: first transport error: %s\n", e.Endpoint, e.FirstError)
+		}
+	}
 	if r.Faults != nil {
 		fmt.Fprintf(w, "\nFAULT PLAN (seed %d)\n%s", r.Faults.Seed, r.Faults.Plan)
 		chaos.PrintWindows(w, r.Faults.Windows)

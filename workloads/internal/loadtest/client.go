@@ -95,7 +95,12 @@ func (a *api) do(ctx context.Context, name, method, url string, body []byte, hdr
 	start := time.Now()
 	resp, err := a.http.Do(req)
 	if err != nil {
-		a.rec.record(name, 0, time.Since(start))
+		if ctx.Err() != nil {
+			// The crowd gave the request up (its stop or deadline): not the
+			// service's failure, and not a request the service answered.
+			return result{}
+		}
+		a.rec.record(name, 0, time.Since(start), err)
 		if a.observe != nil {
 			a.observe(name, 0, start)
 		}
@@ -103,7 +108,7 @@ func (a *api) do(ctx context.Context, name, method, url string, body []byte, hdr
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	resp.Body.Close()
-	a.rec.record(name, resp.StatusCode, time.Since(start))
+	a.rec.record(name, resp.StatusCode, time.Since(start), nil)
 	if a.observe != nil {
 		a.observe(name, resp.StatusCode, start)
 	}

@@ -52,14 +52,17 @@ type EndpointStats struct {
 	Requests uint64         `json:"requests"`
 	ByStatus map[int]uint64 `json:"byStatus"`
 	Errors   uint64         `json:"errors"` // transport errors and 5xx
-	P50Ms    float64        `json:"p50Ms"`
-	P99Ms    float64        `json:"p99Ms"`
+	// FirstError is the first transport error's text (status 0), if any.
+	FirstError string  `json:"firstError,omitempty"`
+	P50Ms      float64 `json:"p50Ms"`
+	P99Ms      float64 `json:"p99Ms"`
 }
 
 type endpoint struct {
-	hist     histogram
-	byStatus map[int]uint64
-	errors   uint64
+	hist       histogram
+	byStatus   map[int]uint64
+	errors     uint64
+	firstError string
 }
 
 // recorder collects per-endpoint figures from many goroutines.
@@ -71,8 +74,8 @@ type recorder struct {
 
 func newRecorder() *recorder { return &recorder{endpoints: map[string]*endpoint{}} }
 
-// record notes one request; status 0 means a transport error.
-func (r *recorder) record(name string, status int, d time.Duration) {
+// record notes one request; status 0 means a transport error, err's.
+func (r *recorder) record(name string, status int, d time.Duration, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.endpoints[name]
@@ -84,6 +87,9 @@ func (r *recorder) record(name string, status int, d time.Duration) {
 	e.byStatus[status]++
 	if status == 0 || status >= 500 {
 		e.errors++
+	}
+	if err != nil && e.firstError == "" {
+		e.firstError = err.Error()
 	}
 	r.total++
 }
@@ -104,7 +110,7 @@ func (r *recorder) snapshot() []EndpointStats {
 			by[k] = v
 		}
 		out = append(out, EndpointStats{
-			Endpoint: name, Requests: e.hist.n, ByStatus: by, Errors: e.errors,
+			Endpoint: name, Requests: e.hist.n, ByStatus: by, Errors: e.errors, FirstError: e.firstError,
 			P50Ms: ms(e.hist.quantile(0.5)), P99Ms: ms(e.hist.quantile(0.99)),
 		})
 	}
