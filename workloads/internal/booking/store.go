@@ -804,8 +804,9 @@ func (s *Store) Inventory(ctx context.Context) (zone.Inventory, error) {
 	if err := s.pool.QueryRow(ctx, `
 		SELECT count(*) FILTER (WHERE status = 'AVAILABLE'),
 		       count(*) FILTER (WHERE status = 'HELD'),
-		       count(*) FILTER (WHERE status = 'SOLD')
-		  FROM seat WHERE event_id = $1`, s.eventID).Scan(&inv.Available, &inv.Held, &inv.Sold); err != nil {
+		       count(*) FILTER (WHERE status = 'SOLD'),
+		       count(DISTINCT order_id) FILTER (WHERE status = 'HELD')
+		  FROM seat WHERE event_id = $1`, s.eventID).Scan(&inv.Available, &inv.Held, &inv.Sold, &inv.Holds); err != nil {
 		return zone.Inventory{}, err
 	}
 	return inv, nil

@@ -662,9 +662,7 @@ func (cr *crowd) choose(ctx context.Context, c *customer) {
 		}
 	}
 	if len(seats) == 0 {
-		inc(&cr.counts.GaveUpNoSeats)
-		cr.active.Add(-1)
-		cr.finish(c)
+		cr.giveUp(ctx, c)
 		return
 	}
 	h, unavailable, r := cr.api.hold(ctx, c.access, seats)
@@ -687,9 +685,7 @@ func (cr *crowd) choose(ctx context.Context, c *customer) {
 		cr.invalidate(section)
 		c.tries++
 		if int(c.tries) > cr.cfg.Profile.SeatRetries {
-			inc(&cr.counts.GaveUpNoSeats)
-			cr.active.Add(-1)
-			cr.finish(c)
+			cr.giveUp(ctx, c)
 			return
 		}
 		cr.later(c, stepChoose, 50*time.Millisecond)
@@ -703,6 +699,16 @@ func (cr *crowd) choose(ctx context.Context, c *customer) {
 		cr.active.Add(-1)
 		cr.finish(c)
 	}
+}
+
+// giveUp ends an admitted customer who found no seats: they leave (DELETE
+// their place), so their slot goes to the next in line at once, not when
+// the session expires, and the admitter does not count them as choosing.
+func (cr *crowd) giveUp(ctx context.Context, c *customer) {
+	inc(&cr.counts.GaveUpNoSeats)
+	cr.active.Add(-1)
+	cr.api.leave(ctx, cr.identityToken(c), c.queueID)
+	cr.finish(c)
 }
 
 // rejoin sends a customer who lost their place or session back to join,

@@ -307,10 +307,54 @@ func TestPauseAndSoldOut(t *testing.T) {
 	if r, _ := st.tick(ctx, epoch, set, 5); r.Admitted != 0 || r.Reason != "sold_out" {
 		t.Fatalf("sold-out tick: %+v", r)
 	}
-	_ = zone.PublishInventory(ctx, rdb, testEvent, zone.Inventory{Available: 3, Sold: 7})
+	_ = zone.PublishInventory(ctx, rdb, testEvent, zone.Inventory{Available: 30, Sold: 7})
 	if r, _ := st.tick(ctx, epoch, set, 5); r.Admitted != 5 {
 		t.Fatalf("tick with inventory back: %+v", r)
 	}
+}
+
+// TestAdmissionFollowsFreeSeats: the admitter lets in no more people than
+// the free seats can serve, counting the active sessions without a hold as
+// people still choosing, and at least one a tick while a seat is free.
+func TestAdmissionFollowsFreeSeats(t *testing.T) {
+	rdb := testenv.Redis(t)
+	st := newStore(rdb, testEvent)
+	set := testSettings()
+	set.MaxActive = 100
+	joinMany(t, st, set, "c", 30)
+	ctx := context.Background()
+	epoch, _ := st.takeEpoch(ctx)
+	publish := func(inv zone.Inventory) {
+		t.Helper()
+		if err := zone.PublishInventory(ctx, rdb, testEvent, inv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tick := func(wantAdmitted, wantActive int64, wantReason string) {
+		t.Helper()
+		r, err := st.tick(ctx, epoch, set, 10)
+		if err != nil || r.Admitted != wantAdmitted || r.Active != wantActive || r.Reason != wantReason {
+			t.Fatalf("tick: %+v %v, want %d admitted, %d active, reason %q", r, err, wantAdmitted, wantActive, wantReason)
+		}
+	}
+	// Every unsold seat is held: nobody is let in to find none.
+	publish(zone.Inventory{Held: 5, Sold: 5, Holds: 2})
+	tick(0, 0, "all_held")
+	// Three seats come back: three people, not the batch of ten.
+	publish(zone.Inventory{Available: 3, Held: 5, Sold: 2, Holds: 2})
+	tick(3, 3, "")
+	// Three active, two of them holding (as booking counts): one chooses,
+	// so two more seats are there for two more people.
+	tick(2, 5, "")
+	// Three choose for three free seats: one a tick still goes in, so
+	// sessions of people who left silently cannot stall the sale.
+	tick(1, 6, "")
+	// An inventory without the holds count (a booking before it) does
+	// not limit admission.
+	if err := rdb.HDel(ctx, zone.InventoryKey(testEvent), "holds").Err(); err != nil {
+		t.Fatal(err)
+	}
+	tick(10, 16, "")
 }
 
 // TestLiveSettingsReachAdmitter changes MaxActive and pause while the

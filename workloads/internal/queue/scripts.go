@@ -147,10 +147,18 @@ return out
 // failover that loses the latest writes can lower the key, never the
 // admitters' numbers (they come from the Lease), so two admitters never
 // share one and the newer fences the older again with its next tick.
-// KEYS: epoch, active, queue, customers, remaining, prerank, watermark, admitted, admitlog.
+//
+// It admits no more people than the seats still free can serve: each
+// active session without a hold (booking's published "holds" counts the
+// orders holding seats) is someone choosing, who takes one seat at least.
+// So once every seat is sold or held nobody is let in to find none, and
+// the seats that abandoned holds return go to about as many people. At
+// least one person per tick is let in while a seat is free, so sessions
+// of people who left without saying so cannot stall the end of a sale.
+// KEYS: epoch, active, queue, customers, remaining, prerank, watermark, admitted, admitlog, inventory.
 // ARGV: epoch, maxActive, batch, claimMs, paused 0|1, salesOpenMs, sessionNonce, postOpenBase.
 // Returns {admitted (-1 when fenced), active, reason}; reason 0 ok,
-// 1 paused, 2 not open, 3 sold out.
+// 1 paused, 2 not open, 3 sold out, 4 every unsold seat held.
 var admitScript = redis.NewScript(`
 local fence = tonumber(ARGV[1])
 local seen = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -162,9 +170,17 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local active = redis.call('ZCARD', KEYS[2])
 if ARGV[5] == '1' then return {0, active, 1} end
 if now < tonumber(ARGV[6]) then return {0, active, 2} end
-if redis.call('GET', KEYS[5]) == '0' then return {0, active, 3} end
+local remaining = tonumber(redis.call('GET', KEYS[5]) or '')
+if remaining == 0 then return {0, active, 3} end
 local n = math.min(tonumber(ARGV[2]) - active, tonumber(ARGV[3]))
 if n <= 0 then return {0, active, 0} end
+local inv = redis.call('HMGET', KEYS[10], 'held', 'holds')
+if remaining and inv[1] and inv[2] then
+  local free = remaining - tonumber(inv[1])
+  if free <= 0 then return {0, active, 4} end
+  local choosing = math.max(active - tonumber(inv[2]), 0)
+  n = math.min(n, math.max(free - choosing, 1))
+end
 local popped = redis.call('ZPOPMIN', KEYS[3], n)
 local exp = now + tonumber(ARGV[4])
 local base = tonumber(ARGV[8])

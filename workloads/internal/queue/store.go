@@ -150,7 +150,7 @@ type tickResult struct {
 	Admitted int64
 	Active   int64
 	Fenced   bool
-	Reason   string // "", paused, not_open, sold_out
+	Reason   string // "", paused, not_open, sold_out, all_held
 }
 
 // tick runs one admission step atomically.
@@ -166,7 +166,7 @@ func (s *store) tick(ctx context.Context, epoch int64, set Settings, batch int64
 	var nonce [16]byte
 	_, _ = rand.Read(nonce[:])
 	res, err := admitScript.Run(ctx, s.rdb,
-		[]string{s.k.epoch, s.k.active, s.k.queue, s.k.customers, s.k.remaining, s.k.preRank, s.k.watermark, s.k.admitted, s.k.admitLog},
+		[]string{s.k.epoch, s.k.active, s.k.queue, s.k.customers, s.k.remaining, s.k.preRank, s.k.watermark, s.k.admitted, s.k.admitLog, s.k.inventory},
 		epoch, set.MaxActive, batch, set.ClaimTimeout.Milliseconds(), paused, openMs, hex.EncodeToString(nonce[:]),
 		strconv.FormatInt(postOpenBase, 10)).Slice()
 	if err != nil {
@@ -179,7 +179,7 @@ func (s *store) tick(ctx context.Context, epoch int64, set Settings, batch int64
 	if r.Admitted < 0 {
 		return tickResult{Fenced: true}, nil
 	}
-	r.Reason = [...]string{"", "paused", "not_open", "sold_out"}[min(max(toInt(res[2]), 0), 3)]
+	r.Reason = [...]string{"", "paused", "not_open", "sold_out", "all_held"}[min(max(toInt(res[2]), 0), 4)]
 	return r, nil
 }
 

@@ -29,10 +29,12 @@ func ActiveKey(eventID int64) string { return Prefix(eventID) + "active" }
 // the booking service; 0 means sold out.
 func RemainingKey(eventID int64) string { return Prefix(eventID) + "remaining" }
 
-// InventoryKey is a hash with fields "held" (seats HELD) and "sold" (seats
-// SOLD), written by the booking service together with RemainingKey in one
-// MULTI/EXEC (PublishInventory), so the two always agree. The queue reports
-// the fields in its stats; a missing field means not published yet.
+// InventoryKey is a hash with fields "held" (seats HELD), "sold" (seats
+// SOLD) and "holds" (orders holding seats), written by the booking service
+// together with RemainingKey in one MULTI/EXEC (PublishInventory), so they
+// always agree. The queue reports held and sold in its stats and admits no
+// more people than the seats still free (see the queue's admitScript); a
+// missing field means not published yet.
 func InventoryKey(eventID int64) string { return Prefix(eventID) + "inventory" }
 
 // Inventory counts an event's seats by status.
@@ -40,6 +42,7 @@ type Inventory struct {
 	Available int64 // AVAILABLE
 	Held      int64 // HELD
 	Sold      int64 // SOLD
+	Holds     int64 // orders holding the HELD seats
 }
 
 // Remaining is what RemainingKey holds: the seats not SOLD (AVAILABLE or
@@ -88,12 +91,12 @@ func ReleaseSession(ctx context.Context, rdb redis.UniversalClient, eventID int6
 }
 
 // PublishInventory records inv: RemainingKey = inv.Remaining() and the
-// "held" and "sold" fields of InventoryKey, in one MULTI/EXEC so a reader
+// "held", "sold" and "holds" fields of InventoryKey, in one MULTI/EXEC so a reader
 // never sees one without the other.
 func PublishInventory(ctx context.Context, rdb redis.UniversalClient, eventID int64, inv Inventory) error {
 	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, RemainingKey(eventID), inv.Remaining(), 0)
-		p.HSet(ctx, InventoryKey(eventID), "held", inv.Held, "sold", inv.Sold)
+		p.HSet(ctx, InventoryKey(eventID), "held", inv.Held, "sold", inv.Sold, "holds", inv.Holds)
 		return nil
 	})
 	if err != nil {
