@@ -107,7 +107,7 @@ func TestStoreInventory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (zone.Inventory{Available: 245, Held: 2, Sold: 3}); inv != want || inv.Remaining() != 247 {
+	if want := (zone.Inventory{Available: 245, Held: 2, Sold: 3, Holds: 1}); inv != want || inv.Remaining() != 247 {
 		t.Fatalf("inventory %+v (remaining %d), want %+v (remaining 247)", inv, inv.Remaining(), want)
 	}
 }

@@ -13,22 +13,33 @@ type Admission struct {
 	Customer   string
 	ArrivalSeq int64 // order of the customer's first join
 	QueueSeq   int64 // place assigned in the queue
+	// Cohort is 'p' for a place given before opening (the pre-queue),
+	// 'f' for one given after (FIFO), as the queue recorded it; 0 in a log
+	// without it, which ComputeFairness splits by arrival instead.
+	Cohort byte
 }
 
-// ParseAdmissionLog parses "customer|arrivalSeq|queueSeq" entries.
+// ParseAdmissionLog parses "customer|arrivalSeq|queueSeq|cohort" entries
+// (and "customer|arrivalSeq|queueSeq" ones, from a queue before cohorts).
 func ParseAdmissionLog(entries []string) ([]Admission, error) {
 	out := make([]Admission, 0, len(entries))
 	for _, e := range entries {
+		// From the right: the fields after the customer are fixed.
 		parts := strings.Split(e, "|")
-		if len(parts) != 3 {
-			return nil, fmt.Errorf("admission log entry %q: want customer|arrivalSeq|queueSeq", e)
+		var cohort byte
+		if n := len(parts); n >= 4 && (parts[n-1] == "p" || parts[n-1] == "f") {
+			cohort, parts = parts[n-1][0], parts[:n-1]
 		}
-		a, err1 := strconv.ParseInt(parts[1], 10, 64)
-		q, err2 := strconv.ParseInt(parts[2], 10, 64)
+		n := len(parts)
+		if n < 3 {
+			return nil, fmt.Errorf("admission log entry %q: want customer|arrivalSeq|queueSeq|cohort", e)
+		}
+		a, err1 := strconv.ParseInt(parts[n-2], 10, 64)
+		q, err2 := strconv.ParseInt(parts[n-1], 10, 64)
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("admission log entry %q: sequences are not integers", e)
 		}
-		out = append(out, Admission{Customer: parts[0], ArrivalSeq: a, QueueSeq: q})
+		out = append(out, Admission{Customer: strings.Join(parts[:n-2], "|"), ArrivalSeq: a, QueueSeq: q, Cohort: cohort})
 	}
 	return out, nil
 }
@@ -50,8 +61,10 @@ type Fairness struct {
 	PreQueueSpearmanSet bool    `json:"preQueueSpearmanSet"`
 }
 
-// ComputeFairness splits the log at preQueueSize (arrival sequences up to it
-// joined before opening) and measures each part.
+// ComputeFairness splits the log into the pre-queue and the places given
+// after opening, by the cohort the queue recorded (in a log without it, at
+// preQueueSize: arrival sequences up to it joined before opening), and
+// measures each part.
 func ComputeFairness(log []Admission, preQueueSize int64) Fairness {
 	f := Fairness{Admitted: len(log)}
 	seen := make(map[string]struct{}, len(log))
@@ -62,7 +75,7 @@ func ComputeFairness(log []Admission, preQueueSize int64) Fairness {
 			f.AdmittedTwice++
 		}
 		seen[a.Customer] = struct{}{}
-		if a.ArrivalSeq <= preQueueSize {
+		if a.Cohort == 'p' || (a.Cohort == 0 && a.ArrivalSeq <= preQueueSize) {
 			pre = append(pre, a)
 			continue
 		}

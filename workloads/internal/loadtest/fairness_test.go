@@ -47,6 +47,20 @@ func TestComputeFairness(t *testing.T) {
 	if math.Abs(f.PreQueueSpearman) > 0.1 || !f.PreQueueSpearmanSet {
 		t.Fatalf("shuffled pre-queue spearman %v", f.PreQueueSpearman)
 	}
+	// The queue's own cohorts split the log, whatever the count given: a
+	// crowd counts a join whose answer came after opening as after, though
+	// the queue placed it before (the pre-queue's shuffle would then look
+	// like FIFO inversions).
+	marked := append([]Admission(nil), log...)
+	for i := range marked {
+		marked[i].Cohort = "pf"[min(i/1000, 1)]
+	}
+	if f := ComputeFairness(marked, 900); f.PostOpenAdmitted != 500 || f.PostOpenInversions != 0 || f.PreQueueAdmitted != 1000 {
+		t.Fatalf("split by the cohorts: %+v", f)
+	}
+	if f := ComputeFairness(log, 900); f.PostOpenInversions == 0 {
+		t.Fatalf("split at an undercount without cohorts: no inversions: %+v", f)
+	}
 	// An out-of-order admission and a repeated customer are caught.
 	log[1100], log[1101] = log[1101], log[1100]
 	log = append(log, Admission{Customer: "f3", ArrivalSeq: 9999})
@@ -61,7 +75,11 @@ func TestParseAdmissionLog(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Customer != "cust-1" || got[0].ArrivalSeq != 5 || got[0].QueueSeq != 2 {
 		t.Fatalf("%+v %v", got, err)
 	}
-	for _, bad := range []string{"a|b|c", "a|1", ""} {
+	got, err = ParseAdmissionLog([]string{"cust|with|bars|7|3|p", "c2|8|1|f"})
+	if err != nil || len(got) != 2 || got[0].Customer != "cust|with|bars" || got[0].ArrivalSeq != 7 || got[0].QueueSeq != 3 || got[0].Cohort != 'p' || got[1].Cohort != 'f' {
+		t.Fatalf("%+v %v", got, err)
+	}
+	for _, bad := range []string{"a|b|c", "a|1", "", "a|1|p"} {
 		if _, err := ParseAdmissionLog([]string{bad}); err == nil {
 			t.Errorf("accepted %q", bad)
 		}

@@ -27,12 +27,18 @@ func joinMany(t testing.TB, st *store, set Settings, prefix string, n int) {
 	}
 }
 
-func parseLog(t testing.TB, entries []string) (customers []string, arrival, qseq []int64) {
+// parseLog splits the admit log's entries: the first pre must be of the
+// pre-queue's cohort ("p"), the others of those placed after opening ("f").
+func parseLog(t testing.TB, entries []string, pre int) (customers []string, arrival, qseq []int64) {
 	t.Helper()
-	for _, e := range entries {
+	for i, e := range entries {
+		cohort := "f"
+		if i < pre {
+			cohort = "p"
+		}
 		p := strings.Split(e, "|")
-		if len(p) != 3 {
-			t.Fatalf("admit log entry %q", e)
+		if len(p) != 4 || p[3] != cohort {
+			t.Fatalf("admit log entry %d %q, want customer|arrivalSeq|queueSeq|%s", i, e, cohort)
 		}
 		a, _ := strconv.ParseInt(p[1], 10, 64)
 		q, _ := strconv.ParseInt(p[2], 10, 64)
@@ -52,7 +58,7 @@ func TestFIFOAfterOpening(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	customers, arrival, qseq := parseLog(t, admitLog(t, rdb))
+	customers, arrival, qseq := parseLog(t, admitLog(t, rdb), 0)
 	if len(customers) != 100 { // MaxActive
 		t.Fatalf("admitted %d, want 100 (MaxActive)", len(customers))
 	}
@@ -76,7 +82,7 @@ func TestPreQueueFIFOMode(t *testing.T) {
 	if _, err := st.tick(context.Background(), epoch, set, 100); err != nil {
 		t.Fatal(err)
 	}
-	customers, _, qseq := parseLog(t, admitLog(t, rdb))
+	customers, _, qseq := parseLog(t, admitLog(t, rdb), 50)
 	for i := range 100 {
 		want := fmt.Sprintf("p%05d", i)
 		if i >= 50 {
@@ -107,7 +113,7 @@ func TestPreQueueShuffled(t *testing.T) {
 	if _, err := st.tick(context.Background(), epoch, set, n+20); err != nil {
 		t.Fatal(err)
 	}
-	customers, arrival, qseq := parseLog(t, admitLog(t, rdb))
+	customers, arrival, qseq := parseLog(t, admitLog(t, rdb), n)
 	if len(customers) != n+20 {
 		t.Fatalf("admitted %d, want %d", len(customers), n+20)
 	}

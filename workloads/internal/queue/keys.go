@@ -26,7 +26,7 @@ type keys struct {
 	epoch     string // fencing epoch of the admitter
 	watermark string // score of the last admitted customer
 	admitted  string // admissions so far
-	admitLog  string // LIST "customer|arrivalSeq|queueSeq" (fairness audit)
+	admitLog  string // LIST "customer|arrivalSeq|queueSeq|cohort" (fairness audit)
 	gen       string // this copy of the queue's generation, set by the first join
 }
 

@@ -72,13 +72,17 @@ local n = (#ARGV - 4) / 2
 local kind, arr, sc, st = {}, {}, {}, {}
 local first = {}
 local newCount, placeCount = 0, 0
+-- One HMGET reads every customer's record (one call into Redis, not n).
+local names = {}
+for k = 1, n do names[k] = ARGV[3 + 2 * k] end
+local recs = redis.call('HMGET', KEYS[1], unpack(names))
 for k = 1, n do
-  local c = ARGV[3 + 2 * k]
+  local c = names[k]
   if first[c] then
     kind[k] = 'dup'
   else
     first[c] = k
-    local rec = redis.call('HGET', KEYS[1], c)
+    local rec = recs[k]
     if rec then
       local s, a, scr, sid = string.match(rec, '^(%a)|(%d+)|(%d+)|(.*)$')
       arr[k] = a
@@ -192,15 +196,15 @@ for i = 1, #popped, 2 do
   local arr = string.match(rec or '', '^%a|(%d+)|') or '0'
   count = count + 1
   local sid = ARGV[7] .. '-' .. count
-  local qs
+  local qs, cohort
   if tonumber(sc) < base then
-    qs = string.format('%d', redis.call('INCR', KEYS[6]))
+    qs, cohort = string.format('%d', redis.call('INCR', KEYS[6])), 'p'
   else
-    qs = string.format('%.0f', tonumber(sc) - base)
+    qs, cohort = string.format('%.0f', tonumber(sc) - base), 'f'
   end
   redis.call('ZADD', KEYS[2], exp, sid)
   redis.call('HSET', KEYS[4], c, 'a|' .. arr .. '|' .. sc .. '|' .. sid)
-  redis.call('RPUSH', KEYS[9], c .. '|' .. arr .. '|' .. qs)
+  redis.call('RPUSH', KEYS[9], c .. '|' .. arr .. '|' .. qs .. '|' .. cohort)
   last = sc
 end
 if count > 0 then

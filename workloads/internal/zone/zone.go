@@ -105,9 +105,11 @@ func PublishInventory(ctx context.Context, rdb redis.UniversalClient, eventID in
 	return nil
 }
 
-// AdmitLogKey is a list of "customerId|arrivalSeq|queueSeq", one entry per
-// admission in admission order, appended by the queue's admitter: the
-// fairness audit of a sale. arrivalSeq is the order of the customer's first
-// join; queueSeq is the place in the queue (the shuffled rank for the
-// pre-queue cohort, the FIFO sequence after opening).
+// AdmitLogKey is a list of "customerId|arrivalSeq|queueSeq|cohort", one
+// entry per admission in admission order, appended by the queue's admitter:
+// the fairness audit of a sale. arrivalSeq is the order of the customer's
+// first join; queueSeq is the place in the queue (the shuffled rank for the
+// pre-queue cohort, the FIFO sequence after opening); cohort is "p" for a
+// place given before opening, "f" for one after (the queue's own clock
+// decides, not the client's).
 func AdmitLogKey(eventID int64) string { return Prefix(eventID) + "admitlog" }

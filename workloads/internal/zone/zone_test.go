@@ -42,21 +42,21 @@ func TestPublishInventory(t *testing.T) {
 		return commandCalls(t, info, "multi"), commandCalls(t, info, "exec")
 	}
 	multi0, exec0 := stats()
-	if err := PublishInventory(ctx, rdb, event, Inventory{Available: 40, Held: 5, Sold: 55}); err != nil {
+	if err := PublishInventory(ctx, rdb, event, Inventory{Available: 40, Held: 5, Sold: 55, Holds: 2}); err != nil {
 		t.Fatal(err)
 	}
-	check := func(remaining int64, held, sold string) {
+	check := func(remaining int64, held, sold, holds string) {
 		t.Helper()
 		rem, err := rdb.Get(ctx, RemainingKey(event)).Int64()
 		if err != nil || rem != remaining {
 			t.Fatalf("%s = %d (%v), want %d", RemainingKey(event), rem, err, remaining)
 		}
 		inv, err := rdb.HGetAll(ctx, InventoryKey(event)).Result()
-		if err != nil || len(inv) != 2 || inv["held"] != held || inv["sold"] != sold {
-			t.Fatalf("%s = %v (%v), want held %s sold %s", InventoryKey(event), inv, err, held, sold)
+		if err != nil || len(inv) != 3 || inv["held"] != held || inv["sold"] != sold || inv["holds"] != holds {
+			t.Fatalf("%s = %v (%v), want held %s sold %s holds %s", InventoryKey(event), inv, err, held, sold, holds)
 		}
 	}
-	check(45, "5", "55")
+	check(45, "5", "55", "2")
 	// The database is this test's own but the server may be shared, so
 	// other clients' transactions may add to the counts, never subtract.
 	if multi, exec := stats(); multi <= multi0 || exec <= exec0 {
@@ -67,7 +67,7 @@ func TestPublishInventory(t *testing.T) {
 	if err := PublishInventory(ctx, rdb, event, Inventory{Held: 0, Sold: 100}); err != nil {
 		t.Fatal(err)
 	}
-	check(0, "0", "100")
+	check(0, "0", "100", "0")
 	if got := InventoryKey(event); got != "tf:{9}:inventory" {
 		t.Fatalf("InventoryKey = %q", got)
 	}
