@@ -1,0 +1,153 @@
+package identity
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"hash"
+	"math"
+	"strings"
+	"sync"
+	"time"
+)
+
+// hs256Header is the base64url of {"alg":"HS256","typ":"JWT"}, the header
+// every HS256 identity token of the usual libraries carries (SignHS256's
+// included).
+const hs256Header = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+
+// hs256Verifier checks HS256 tokens whose header is exactly hs256Header
+// without golang-jwt's generic parse (a map for the header, a decoder for
+// the claims): on the queue's join and poll it was half the handler's CPU.
+// It applies the same rules as the Verifier's parser: the signature over
+// header.claims, exp required, exp and nbf with the leeway, the issuer,
+// the audience (a string or an array). A token with any other header is
+// left to the parser, which knows every other case.
+type hs256Verifier struct {
+	macs             sync.Pool // of hash.Hash: HMAC-SHA256 with the secret
+	issuer, audience string
+}
+
+func newHS256Verifier(secret []byte, issuer, audience string) *hs256Verifier {
+	v := &hs256Verifier{issuer: issuer, audience: audience}
+	v.macs.New = func() any { return hmac.New(sha256.New, secret) }
+	return v
+}
+
+var b64 = base64.RawURLEncoding.Strict()
+
+// hsClaims are the claims the identity check reads.
+type hsClaims struct {
+	Issuer    string       `json:"iss"`
+	Subject   string       `json:"sub"`
+	Audience  audiences    `json:"aud"`
+	ExpiresAt *numericDate `json:"exp"`
+	NotBefore *numericDate `json:"nbf"`
+}
+
+// numericDate is seconds since the epoch, a JSON number or a string
+// holding one, as golang-jwt reads it.
+type numericDate float64
+
+func (d *numericDate) UnmarshalJSON(b []byte) error {
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return err
+	}
+	f, err := n.Float64()
+	if err != nil {
+		return err
+	}
+	*d = numericDate(f)
+	return nil
+}
+
+// maxSeconds bounds exp and nbf (2^40 s, tens of thousands of years): a
+// larger one is refused rather than overflow a time.
+const maxSeconds = 1 << 40
+
+// time is d as a time; ok is false beyond ±maxSeconds.
+func (d numericDate) time() (t time.Time, ok bool) {
+	s := float64(d)
+	if s > maxSeconds || s < -maxSeconds {
+		return time.Time{}, false
+	}
+	sec, frac := math.Modf(s)
+	return time.Unix(int64(sec), int64(frac*1e9)), true
+}
+
+// audiences is "aud": one string or an array of them (RFC 7519 4.1.3).
+type audiences []string
+
+func (a *audiences) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*a = audiences{s}
+		return nil
+	}
+	return json.Unmarshal(b, (*[]string)(a))
+}
+
+// verify returns the subject of tok at now. ok is false when tok does not
+// have the standard header (or v is nil): the caller then parses it in
+// full. With ok, err says why the token is refused.
+func (v *hs256Verifier) verify(tok string, now time.Time) (sub string, ok bool, err error) {
+	if v == nil {
+		return "", false, nil
+	}
+	head, rest, found := strings.Cut(tok, ".")
+	if !found || head != hs256Header {
+		return "", false, nil
+	}
+	payload, sig, found := strings.Cut(rest, ".")
+	if !found || strings.IndexByte(sig, '.') >= 0 {
+		return "", true, errors.New("token is malformed")
+	}
+	var got [sha256.Size + 1]byte // one spare byte: a longer signature fails the length check
+	if n, err := b64.Decode(got[:], []byte(sig)); err != nil || n != sha256.Size {
+		return "", true, errors.New("signature is malformed")
+	}
+	mac := v.macs.Get().(hash.Hash)
+	mac.Reset()
+	mac.Write([]byte(tok[:len(head)+1+len(payload)]))
+	var want [sha256.Size]byte
+	mac.Sum(want[:0])
+	v.macs.Put(mac)
+	if !hmac.Equal(got[:sha256.Size], want[:]) {
+		return "", true, errors.New("signature is invalid")
+	}
+	raw, err := b64.DecodeString(payload)
+	if err != nil {
+		return "", true, errors.New("claims are malformed")
+	}
+	var c hsClaims
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return "", true, errors.New("claims are malformed")
+	}
+	if c.ExpiresAt == nil {
+		return "", true, errors.New("token has no exp")
+	}
+	exp, valid := c.ExpiresAt.time()
+	if !valid || !now.Before(exp.Add(leeway)) {
+		return "", true, errors.New("token is expired")
+	}
+	if c.NotBefore != nil {
+		if nbf, valid := c.NotBefore.time(); !valid || now.Before(nbf.Add(-leeway)) {
+			return "", true, errors.New("token is not valid yet")
+		}
+	}
+	if c.Issuer != v.issuer {
+		return "", true, errors.New("token has invalid issuer")
+	}
+	for _, a := range c.Audience {
+		if a == v.audience {
+			return c.Subject, true, nil
+		}
+	}
+	return "", true, errors.New("token has invalid audience")
+}
