@@ -76,10 +76,11 @@ type seatSnapshot struct {
 const seatMapMaxAge = 1
 
 // seatCache serves the seat map from a snapshot refreshed once it is
-// maxAge old. Under steady requests a snapshot up to twice that old is
-// served while one refresh runs in the background (a refresh reads every
-// seat and takes a while under load; requests must not queue behind it);
-// an older one, after a quiet spell, is refreshed first, so the first
+// maxAge old. Under steady requests a snapshot up to twice that old starts
+// one refresh in the background and is served until that refresh lands,
+// however long it takes under load (a refresh reads every seat; requests
+// must not queue behind it). A snapshot older than that with no refresh
+// started from it, after a quiet spell, is refreshed first, so the first
 // request after it sees the seats as they are. The hold's conditional
 // UPDATE is what decides.
 type seatCache struct {
@@ -87,6 +88,9 @@ type seatCache struct {
 	maxAge time.Duration
 	snap   atomic.Pointer[seatSnapshot]
 	mu     sync.Mutex // one refresh at a time
+	// refreshing is the snapshot a background refresh started from,
+	// while it runs: that snapshot is served until the refresh lands.
+	refreshing atomic.Pointer[seatSnapshot]
 }
 
 // seatRefreshTimeout bounds a background refresh.
@@ -99,8 +103,11 @@ func (c *seatCache) get(ctx context.Context) (*seatSnapshot, error) {
 			return s, nil
 		case age < 2*c.maxAge:
 			if c.mu.TryLock() {
+				c.refreshing.Store(s)
 				go c.refresh(context.WithoutCancel(ctx))
 			}
+			return s, nil
+		case c.refreshing.Load() == s:
 			return s, nil
 		}
 	}
@@ -118,9 +125,11 @@ func (c *seatCache) get(ctx context.Context) (*seatSnapshot, error) {
 	return s, nil
 }
 
-// refresh loads a new snapshot in the background; c.mu is held.
+// refresh loads a new snapshot in the background; c.mu is held and
+// c.refreshing is the snapshot it started from.
 func (c *seatCache) refresh(ctx context.Context) {
 	defer c.mu.Unlock()
+	defer c.refreshing.Store(nil)
 	ctx, cancel := context.WithTimeout(ctx, seatRefreshTimeout)
 	defer cancel()
 	s, err := c.load(ctx, c.snap.Load())
