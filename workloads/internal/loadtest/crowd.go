@@ -837,8 +837,12 @@ func (cr *crowd) readTickets(ctx context.Context, c *customer) {
 		cr.finish(c)
 		return
 	}
-	cr.later(c, stepTickets, time.Second)
+	cr.later(c, stepTickets, ticketPoll)
 }
+
+// ticketPoll is how often a buyer asks for their tickets until they are
+// issued, as the order page does.
+const ticketPoll = 2 * time.Second
 
 // lockedRand is a seeded random source safe for concurrent use.
 type lockedRand struct {

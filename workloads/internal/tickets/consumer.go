@@ -45,13 +45,19 @@ func newConsumer(cfg config.Tickets, pool *pgxpool.Pool, keys *Keys, m *metrics,
 			GroupID:        cfg.ConsumerGroup,
 			Topic:          cfg.TopicTicketIssued,
 			StartOffset:    kafka.FirstOffset, // a new group starts at the beginning: no paid order is skipped
-			CommitInterval: 0,                 // synchronous commits, after storing
+			CommitInterval: commitInterval,    // offsets of stored messages, committed in the background
 			MaxWait:        250 * time.Millisecond,
 			ReadBackoffMin: 50 * time.Millisecond,
 			ReadBackoffMax: time.Second,
 		}),
 	}
 }
+
+// commitInterval is how often the offsets of stored messages are
+// committed (and on close). A synchronous commit per message is a round
+// trip to the group coordinator each; storing is idempotent, so a crash
+// that loses the last interval's commits only re-reads those messages.
+const commitInterval = time.Second
 
 func (c *consumer) close() error { return c.reader.Close() }
 
