@@ -423,3 +423,11 @@ func (s *Server) Promote(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Pid is the server's process id (0 when it is not running).
+func (s *Server) Pid() int {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}

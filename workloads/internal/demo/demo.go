@@ -172,6 +172,7 @@ type sale struct {
 	// cacheURL is nginx in front of the queue, the CDN stand-in the crowd
 	// reads the queue's public state through.
 	cacheURL string
+	cache    *localsvc.Server
 
 	identitySecret, webhookSecret string
 	queue                         config.Queue
@@ -391,7 +392,7 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 	}
 	ng.Keep = s.o.Keep
 	s.stops = append(s.stops, func() { _ = ng.Stop() })
-	s.cacheURL = ng.URL
+	s.cacheURL, s.cache = ng.URL, ng
 	s.logf("%-11s %s (nginx proxy_cache in front of the queue)", "cache", ng.URL)
 	return s.startEdge(ctx)
 }

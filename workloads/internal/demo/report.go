@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -57,6 +58,8 @@ type Report struct {
 	TimeToSellOutSeconds     float64          `json:"timeToSellOutSeconds"`
 	DurationSeconds          float64          `json:"durationSeconds"`
 	PeakMemoryBytes          map[string]int64 `json:"peakMemoryBytes"`
+	// CPUSeconds is each process's CPU time over the sale (a local sale's).
+	CPUSeconds map[string]float64 `json:"cpuSeconds,omitempty"`
 
 	Problems []string `json:"problems"`
 }
@@ -194,6 +197,8 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(tw, "crowd\tjoined %d (pre-queue %d), abandoned %d, never claimed %d, sold-out seen %d, holds %d, conflicts %d, let expire %d, paid %d, webhook twice %d\n",
 		r.Crowd.Joined, r.Crowd.JoinedPreQueue, r.Crowd.Abandoned, r.Crowd.NeverClaimed, r.Crowd.SoldOutSeen,
 		r.Crowd.HoldsOK, r.Crowd.HoldConflicts, r.Crowd.HoldsAbandoned, r.Crowd.PaymentsSent, r.Crowd.WebhooksTwice)
+	fmt.Fprintf(tw, "tickets seen by buyers\t%d of %d seats paid for (in the profile's ticketpollfor after paying)\n",
+		r.Crowd.TicketsSeen, r.Crowd.SeatsPaidFor)
 	names := make([]string, 0, len(r.PeakMemoryBytes))
 	for n := range r.PeakMemoryBytes {
 		names = append(names, n)
@@ -205,6 +210,20 @@ func (r *Report) Print(w io.Writer) {
 	}
 	if len(mem) > 0 {
 		fmt.Fprintf(tw, "peak memory\t%s\n", strings.Join(mem, ", "))
+	}
+	if len(r.CPUSeconds) > 0 {
+		names := make([]string, 0, len(r.CPUSeconds))
+		var total float64
+		for n, v := range r.CPUSeconds {
+			names = append(names, n)
+			total += v
+		}
+		sort.Slice(names, func(i, j int) bool { return r.CPUSeconds[names[i]] > r.CPUSeconds[names[j]] })
+		var parts []string
+		for _, n := range names {
+			parts = append(parts, fmt.Sprintf("%s %.0f", n, r.CPUSeconds[n]))
+		}
+		fmt.Fprintf(tw, "CPU seconds (since start)\t%s; %.0f in all, %d cores × %.0f s of sale\n", strings.Join(parts, ", "), total, runtime.NumCPU(), r.DurationSeconds)
 	}
 	fmt.Fprintf(tw, "duration\t%.1fs\n", r.DurationSeconds)
 	tw.Flush()

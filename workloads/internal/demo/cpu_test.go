@@ -1,0 +1,31 @@
+package demo
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// The CPU of a process tree counts a child's CPU, while it runs and after
+// it has been waited for.
+func TestTreeCPUSeconds(t *testing.T) {
+	busy := exec.Command("sh", "-c", "end=$(($(date +%s)+2)); while [ $(date +%s) -lt $end ]; do :; done")
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	running := treeCPUSeconds(readProcStats(), os.Getpid())
+	if own := ownCPUSeconds(readProcStats(), os.Getpid()); running < own+0.5 {
+		t.Fatalf("tree %.2f s, own %.2f s: the child running for a second is not counted", running, own)
+	}
+	if err := busy.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if waited := treeCPUSeconds(readProcStats(), os.Getpid()); waited < 1 {
+		t.Fatalf("tree %.2f s after the child that spun for 2 s was waited for", waited)
+	}
+	if treeCPUSeconds(readProcStats(), 0) != 0 {
+		t.Fatal("pid 0 has CPU")
+	}
+}
