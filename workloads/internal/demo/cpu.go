@@ -2,10 +2,10 @@ package demo
 
 import (
 	"os"
-
-	"github.com/ticketfair/ticketfair/internal/localsvc"
 	"strconv"
 	"strings"
+
+	"github.com/ticketfair/ticketfair/internal/localsvc"
 )
 
 // clockTicks is the unit of the CPU times in /proc/<pid>/stat (USER_HZ,

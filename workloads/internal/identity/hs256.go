@@ -108,7 +108,10 @@ func (v *hs256Verifier) verify(tok string, now time.Time) (sub string, ok bool, 
 	if !found || strings.IndexByte(sig, '.') >= 0 {
 		return "", true, errors.New("token is malformed")
 	}
-	var got [sha256.Size + 1]byte // one spare byte: a longer signature fails the length check
+	var got [sha256.Size]byte
+	if len(sig) != b64.EncodedLen(sha256.Size) {
+		return "", true, errors.New("signature is malformed")
+	}
 	if n, err := b64.Decode(got[:], []byte(sig)); err != nil || n != sha256.Size {
 		return "", true, errors.New("signature is malformed")
 	}
@@ -118,7 +121,7 @@ func (v *hs256Verifier) verify(tok string, now time.Time) (sub string, ok bool, 
 	var want [sha256.Size]byte
 	mac.Sum(want[:0])
 	v.macs.Put(mac)
-	if !hmac.Equal(got[:sha256.Size], want[:]) {
+	if !hmac.Equal(got[:], want[:]) {
 		return "", true, errors.New("signature is invalid")
 	}
 	raw, err := b64.DecodeString(payload)

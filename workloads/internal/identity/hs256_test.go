@@ -56,6 +56,7 @@ func TestHS256FastPathAgreesWithParser(t *testing.T) {
 		"wrong secret":              signRaw("other", `{"iss":"idp","aud":"ticketfair","sub":"alice","exp":`+at(60)+`}`),
 		"signature cut":             good[:len(good)-2],
 		"signature padded":          good + "=",
+		"signature too long":        good + strings.Repeat("A", 4000),
 		"extra segment":             good + ".x",
 		"two segments":              good[:strings.LastIndexByte(good, '.')],
 		"claims tampered":           strings.Replace(good, ".", ".e", 1),
