@@ -20,14 +20,19 @@ type procStat struct {
 	own, waited int64
 }
 
-// readProcStats reads every process's stat: the CPU a sale's processes used
-// is summed over each one's tree (a PostgreSQL server is a postmaster and
-// its backends; nginx, a master and its workers).
-func readProcStats() map[int]procStat {
-	out := map[int]procStat{}
+// procTable is every process's stat and children, read once: the CPU a
+// sale's processes used is summed over each one's tree (a PostgreSQL server
+// is a postmaster and its backends; nginx, a master and its workers).
+type procTable struct {
+	stat     map[int]procStat
+	children map[int][]int
+}
+
+func readProcStats() procTable {
+	t := procTable{stat: map[int]procStat{}, children: map[int][]int{}}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return out
+		return t
 	}
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -57,34 +62,31 @@ func readProcStats() map[int]procStat {
 				st.waited += n
 			}
 		}
-		out[pid] = st
+		t.stat[pid] = st
+		t.children[st.ppid] = append(t.children[st.ppid], pid)
 	}
-	return out
+	return t
 }
 
 // treeCPUSeconds is the CPU time of pid and its live descendants (and of
 // the children they have waited for), in seconds.
-func treeCPUSeconds(stats map[int]procStat, pid int) float64 {
+func treeCPUSeconds(t procTable, pid int) float64 {
 	if pid <= 0 {
 		return 0
-	}
-	children := map[int][]int{}
-	for p, st := range stats {
-		children[st.ppid] = append(children[st.ppid], p)
 	}
 	var ticks int64
 	for todo := []int{pid}; len(todo) > 0; {
 		p := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
-		ticks += stats[p].own + stats[p].waited
-		todo = append(todo, children[p]...)
+		ticks += t.stat[p].own + t.stat[p].waited
+		todo = append(todo, t.children[p]...)
 	}
 	return float64(ticks) / clockTicks
 }
 
 // ownCPUSeconds is the CPU time of pid alone, in seconds.
-func ownCPUSeconds(stats map[int]procStat, pid int) float64 {
-	return float64(stats[pid].own) / clockTicks
+func ownCPUSeconds(t procTable, pid int) float64 {
+	return float64(t.stat[pid].own) / clockTicks
 }
 
 // cpuSeconds is where the sale's CPU went: each workload, the servers it

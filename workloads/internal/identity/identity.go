@@ -27,8 +27,8 @@ var ErrUnauthenticated = errors.New("unauthenticated")
 type Verifier struct {
 	keyfunc jwt.Keyfunc
 	parser  *jwt.Parser
-	// hs256, with an HMAC secret: the fast path for tokens with the
-	// standard header (see verifyHS256); others go through parser.
+	// hs256, with an HMAC secret: the short path for tokens with the
+	// standard header (hs256Verifier.verify); others go through parser.
 	hs256 *hs256Verifier
 }
 
