@@ -152,6 +152,13 @@ func (s *sale) audit(ctx context.Context, res *loadtest.Result, before, after ma
 		rep.PeakMemoryBytes[n] = p.peakRSS()
 	}
 	rep.CPUSeconds = s.cpuSeconds()
+	urls := map[string]string{}
+	for n, p := range s.procs {
+		urls[n] = p.url
+	}
+	if rep.ServerLatency, err = serverLatencies(ctx, urls); err != nil {
+		rep.ServerLatencyError = err.Error()
+	}
 	rep.redisFigures(before, after)
 	return rep, nil
 }

@@ -51,6 +51,20 @@ func TestShortSale(t *testing.T) {
 	if rep.Crowd.MaxActiveSample > int64(o.MaxActive) {
 		t.Fatalf("active %d above MAX_ACTIVE %d", rep.Crowd.MaxActiveSample, o.MaxActive)
 	}
+	// The services counted every hold and join the crowd made.
+	if rep.ServerLatencyError != "" {
+		t.Fatal(rep.ServerLatencyError)
+	}
+	server := map[string]ServerLatency{}
+	for _, l := range rep.ServerLatency {
+		server[l.Name] = l
+	}
+	for _, e := range rep.Endpoints {
+		l, ok := server[e.Endpoint]
+		if (e.Endpoint == "hold" || e.Endpoint == "join") && (!ok || l.Count != e.Requests || l.P50 <= 0 || l.P50 > l.P99) {
+			t.Errorf("server-side %s: %+v, crowd made %d", e.Endpoint, l, e.Requests)
+		}
+	}
 
 	// The JSON report has the documented shape.
 	b, err := os.ReadFile(o.ReportJSON)

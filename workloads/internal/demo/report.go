@@ -60,6 +60,11 @@ type Report struct {
 	PeakMemoryBytes          map[string]int64 `json:"peakMemoryBytes"`
 	// CPUSeconds is each process's CPU time over the sale (a local sale's).
 	CPUSeconds map[string]float64 `json:"cpuSeconds,omitempty"`
+	// ServerLatency is the latency the services measured themselves (a
+	// local sale's, since each service last started); ServerLatencyError
+	// says why it is missing.
+	ServerLatency      []ServerLatency `json:"serverLatency,omitempty"`
+	ServerLatencyError string          `json:"serverLatencyError,omitempty"`
 
 	Problems []string `json:"problems"`
 }
@@ -245,6 +250,16 @@ func (r *Report) Print(w io.Writer) {
 		if e.FirstError != "" {
 			fmt.Fprintf(w, "%s: first transport error: %s\n", e.Endpoint, e.FirstError)
 		}
+	}
+	if len(r.ServerLatency) > 0 {
+		fmt.Fprintf(tw, "\nSERVER SIDE\tREQUESTS\tP50 ms\tP99 ms\t(the services' own histograms, interpolated within a bucket)\n")
+		for _, l := range r.ServerLatency {
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t\n", l.Name, l.Count, l.P50*1000, l.P99*1000)
+		}
+		tw.Flush()
+	}
+	if r.ServerLatencyError != "" {
+		fmt.Fprintf(w, "server-side latency: %s\n", r.ServerLatencyError)
 	}
 	if r.Faults != nil {
 		fmt.Fprintf(w, "\nFAULT PLAN (seed %d)\n%s", r.Faults.Seed, r.Faults.Plan)

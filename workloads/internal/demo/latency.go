@@ -1,0 +1,140 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// ServerLatency is one operation's latency as the service measured it
+// (from its histogram), beside the crowd's own figure, which includes the
+// crowd's wait for a CPU on the same machine.
+type ServerLatency struct {
+	Name  string  `json:"name"`
+	Count uint64  `json:"count"`
+	P50   float64 `json:"p50Seconds"`
+	P99   float64 `json:"p99Seconds"`
+}
+
+// serverHistogram names one series set of a service's histogram: metric,
+// summed over the series whose label has value.
+type serverHistogram struct {
+	name, service, metric, label, value string
+}
+
+// serverHistograms are the operations the report shows server-side.
+var serverHistograms = []serverHistogram{
+	{"join", "queue", "ticketfair_queue_request_seconds", "op", "join"},
+	{"poll", "queue", "ticketfair_queue_request_seconds", "op", "poll"},
+	{"hold", "booking", "ticketfair_booking_http_request_duration_seconds", "route", "POST /events/{eventId}/holds"},
+	{"hold transaction", "booking", "ticketfair_booking_hold_transaction_seconds", "", ""},
+	{"seats", "booking", "ticketfair_booking_http_request_duration_seconds", "route", "GET /events/{eventId}/seats"},
+	{"webhook", "booking", "ticketfair_booking_http_request_duration_seconds", "route", "POST /payments/webhook"},
+}
+
+// serverLatencies reads serverHistograms from the services' /metrics
+// (urls by service name); a service that is not running is left out.
+func serverLatencies(ctx context.Context, urls map[string]string) ([]ServerLatency, error) {
+	families := map[string]map[string]*dto.MetricFamily{}
+	var out []ServerLatency
+	for _, h := range serverHistograms {
+		base, ok := urls[h.service]
+		if !ok {
+			continue
+		}
+		if families[h.service] == nil {
+			f, err := scrape(ctx, base)
+			if err != nil {
+				return nil, fmt.Errorf("%s metrics: %w", h.service, err)
+			}
+			families[h.service] = f
+		}
+		if l, ok := histogramQuantiles(families[h.service][h.metric], h.label, h.value); ok {
+			l.Name = h.name
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func scrape(ctx context.Context, base string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(resp.Body)
+}
+
+// histogramQuantiles sums f's series whose label has value (every series
+// when label is "") and estimates the p50 and p99 as Prometheus'
+// histogram_quantile does: linearly within the bucket the rank falls in,
+// the upper bound of the last finite bucket when it falls above that.
+func histogramQuantiles(f *dto.MetricFamily, label, value string) (ServerLatency, bool) {
+	if f == nil {
+		return ServerLatency{}, false
+	}
+	cum := map[float64]uint64{}
+	var count uint64
+	for _, m := range f.GetMetric() {
+		if label != "" && !hasLabel(m, label, value) {
+			continue
+		}
+		h := m.GetHistogram()
+		count += h.GetSampleCount()
+		for _, b := range h.GetBucket() {
+			cum[b.GetUpperBound()] += b.GetCumulativeCount()
+		}
+	}
+	if count == 0 {
+		return ServerLatency{}, false
+	}
+	bounds := make([]float64, 0, len(cum))
+	for b := range cum {
+		bounds = append(bounds, b)
+	}
+	sort.Float64s(bounds)
+	quantile := func(q float64) float64 {
+		rank := q * float64(count)
+		lower, below := 0.0, uint64(0)
+		for _, b := range bounds {
+			if math.IsInf(b, 1) {
+				break
+			}
+			if float64(cum[b]) >= rank {
+				in := cum[b] - below
+				if in == 0 {
+					return b
+				}
+				return lower + (b-lower)*(rank-float64(below))/float64(in)
+			}
+			lower, below = b, cum[b]
+		}
+		return lower
+	}
+	return ServerLatency{Count: count, P50: quantile(0.5), P99: quantile(0.99)}, true
+}
+
+func hasLabel(m *dto.Metric, name, value string) bool {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue() == value
+		}
+	}
+	return false
+}
