@@ -336,6 +336,14 @@ func TestHoldAllOrNothing(t *testing.T) {
 	if after := e.snapshot(); after != before {
 		t.Fatal("a failed hold changed the database")
 	}
+	// A seat that does not exist is bad input, named even beside a taken one.
+	r = e.do("POST", "/events/7/holds", `{"seats":["A-1-2","Z-9-9","A-1-3"]}`, QueueTokenHeader, e.token("second"))
+	if r.status != http.StatusBadRequest || r.errCode() != "unknown_seats" || !strings.Contains(string(r.body), "Z-9-9") || strings.Contains(string(r.body), "A-1-2") {
+		t.Fatalf("unknown seat beside a taken one: %d %s", r.status, r.body)
+	}
+	if after := e.snapshot(); after != before {
+		t.Fatal("a hold of an unknown seat changed the database")
+	}
 	// The hold's expiry comes from the database clock.
 	r = e.do("POST", "/events/7/holds", `{"seats":["A-1-3"]}`, QueueTokenHeader, e.token("second"))
 	h := r.json(t)

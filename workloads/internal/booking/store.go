@@ -41,10 +41,6 @@ const (
 	ReasonOrderSettled = "order_settled"
 )
 
-// customerLockSQL serializes one customer's holds and confirmations, so
-// no two of them can add up past the seat limit.
-const customerLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`
-
 // Store is the booking logic on PostgreSQL. Every decision is made by the
 // database (conditional UPDATEs, row locks, now()), so any number of
 // replicas may share one database.
@@ -129,25 +125,29 @@ type Hold struct {
 	PayBy time.Time `json:"payBy"`
 }
 
-// holdLockSQL takes the customer's lock (customerLockSQL) and makes the
-// rest of the transaction run holdSQL on its generic plan. PostgreSQL's
-// own choice plans it again on every call, about 0.5 ms, because the
-// generic plan's estimate for a seat array of unknown size is higher.
-const holdLockSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), pg_advisory_xact_lock(hashtextextended($1, $2))`
+// customerLockSQL serializes one customer's holds and confirmations, so
+// no two of them can add up past the seat limit. It also makes the rest of
+// the transaction run on generic plans: left to choose, PostgreSQL plans
+// holdSQL and sellSeatsSQL again on every call, about 0.5 ms each, because
+// its estimate of a generic plan for a seat array of unknown size is the
+// higher one.
+const customerLockSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), pg_advisory_xact_lock(hashtextextended($1, $2))`
 
 // holdSQL is a hold after the customer's lock, as one statement: the
 // limit check, the seats locked in sorted order and taken if free or
 // expired, the PENDING order with its amount, and the order's seats. It
 // refuses (hold_refuse, which rolls everything back) when the hold would
 // take the customer's live HELD and SOLD seats past the limit, or when it
-// did not get every seat, naming those.
+// did not get every seat: naming the seats that do not exist if there are
+// any (bad input), else those it did not get.
 //
 // It runs as a statement of its own after the lock, so its snapshot sees
 // every hold the customer committed before the lock was granted. The seats
 // are locked by SELECT ... ORDER BY ... FOR UPDATE, which locks rows in
-// the sorted order (bytewise, COLLATE "C", as every path locks seats), and a seat a concurrent hold took while this one
-// waited is rechecked on its newest version and skipped. The limit is
-// checked before any seat is locked, so a refused hold waits on none.
+// the sorted order (bytewise, COLLATE "C", as every path locks seats),
+// and a seat a concurrent hold took while this one waited is rechecked on
+// its newest version and skipped. The limit is checked before any seat is
+// locked, so a refused hold waits on none.
 //
 // $1 event, $2 customer, $3 sorted seats, $4 limit, $5 order, $6 session,
 // $7 currency, $8 TTL in ms.
@@ -178,14 +178,19 @@ WITH mine AS (
 	SELECT m.n, m.n + cardinality($3::text[]) > $4 AS over_limit,
 	       (SELECT count(*) FROM taken) < cardinality($3::text[]) AS short
 	  FROM mine m
+), refusal AS (
+	SELECT o.*, CASE WHEN o.short AND NOT o.over_limit THEN
+	         (SELECT string_agg(u.id, ',' ORDER BY u.id) FROM unnest($3::text[]) AS u(id)
+	           WHERE NOT EXISTS (SELECT 1 FROM seat WHERE event_id = $1 AND seat_id = u.id)) END AS unknown
+	  FROM outcome o
 )
-SELECT hold_refuse(o.over_limit OR o.short,
-         CASE WHEN o.over_limit THEN 'seat_limit' ELSE 'seats_unavailable' END,
-         CASE WHEN o.over_limit THEN o.n::text ELSE
+SELECT hold_refuse(r.over_limit OR r.short,
+         CASE WHEN r.over_limit THEN 'seat_limit' WHEN r.unknown IS NOT NULL THEN 'unknown_seats' ELSE 'seats_unavailable' END,
+         CASE WHEN r.over_limit THEN r.n::text WHEN r.unknown IS NOT NULL THEN r.unknown ELSE
            (SELECT string_agg(u.id, ',' ORDER BY u.id) FROM unnest($3::text[]) AS u(id)
              WHERE u.id NOT IN (SELECT seat_id FROM taken)) END),
        p.hold_expires_at, p.amount::text
-  FROM outcome o, placed p`
+  FROM refusal r, placed p`
 
 // holdRefusedCode is the SQLSTATE of hold_refuse (migration 00005).
 const holdRefusedCode = "TFH01"
@@ -193,8 +198,8 @@ const holdRefusedCode = "TFH01"
 // Hold holds all of seats for customer, or none, in one round trip: a
 // pipelined batch of two statements, which PostgreSQL runs as one implicit
 // transaction. The customer's advisory lock (so parallel holds cannot add
-// up past the limit), then holdSQL. A refused check raises, which rolls
-// the whole batch back.
+// up past the limit), then holdSQL on its generic plan. A refused check
+// raises, which rolls the whole batch back.
 func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []string) (*Hold, error) {
 	sorted, err := s.checkSeats(seats)
 	if err != nil {
@@ -205,13 +210,6 @@ func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []st
 		res, err = s.holdOnce(ctx, customer, sessionID, sorted)
 		return err
 	})
-	var taken *SeatsUnavailableError
-	if errors.As(err, &taken) {
-		// Tell an unknown seat (bad input) from a taken one.
-		if unknown, uerr := s.unknownSeats(ctx, taken.Seats); uerr == nil && len(unknown) > 0 {
-			return nil, &UnknownSeatsError{Seats: unknown}
-		}
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +221,7 @@ func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []st
 // it prepared itself for a batch that failed, so the next hold on the
 // connection would prepare them again: a round trip and a plan each.
 var holdStatements = map[string]string{
-	"hold_lock": holdLockSQL,
+	"hold_lock": customerLockSQL,
 	"hold":      holdSQL,
 }
 
@@ -282,26 +280,10 @@ func (s *Store) holdRefusal(err error) error {
 		return &SeatLimitError{Limit: s.maxSeats, Already: already}
 	case "seats_unavailable":
 		return &SeatsUnavailableError{Seats: strings.Split(pe.Detail, ",")}
+	case "unknown_seats":
+		return &UnknownSeatsError{Seats: strings.Split(pe.Detail, ",")}
 	}
 	return err
-}
-
-func (s *Store) unknownSeats(ctx context.Context, ids []string) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seat_id FROM seat WHERE event_id = $1 AND seat_id = ANY($2)`, s.eventID, ids)
-	if err != nil {
-		return nil, err
-	}
-	known, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
-	var unknown []string
-	for _, id := range ids {
-		if !slices.Contains(known, id) {
-			unknown = append(unknown, id)
-		}
-	}
-	return unknown, nil
 }
 
 // Order is an order as the API shows it.
