@@ -2,6 +2,7 @@ package booking
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,6 +41,10 @@ const (
 	// already settled.
 	ReasonOrderSettled = "order_settled"
 )
+
+// customerLockSQL serializes one customer's holds and confirmations, so
+// no two of them can add up past the seat limit.
+const customerLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`
 
 // Store is the booking logic on PostgreSQL. Every decision is made by the
 // database (conditional UPDATEs, row locks, now()), so any number of
@@ -125,81 +130,55 @@ type Hold struct {
 	PayBy time.Time `json:"payBy"`
 }
 
-// customerLockSQL serializes one customer's holds and confirmations, so
-// no two of them can add up past the seat limit. It also makes the rest of
-// the transaction run on generic plans: left to choose, PostgreSQL plans
-// holdSQL and sellSeatsSQL again on every call, about 0.5 ms each, because
-// its estimate of a generic plan for a seat array of unknown size is the
-// higher one.
-const customerLockSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), pg_advisory_xact_lock(hashtextextended($1, $2))`
-
-// holdSQL is a hold after the customer's lock, as one statement: the
-// limit check, the seats locked in sorted order and taken if free or
-// expired, the PENDING order with its amount, and the order's seats. It
-// refuses (hold_refuse, which rolls everything back) when the hold would
-// take the customer's live HELD and SOLD seats past the limit, or when it
-// did not get every seat: naming the seats that do not exist if there are
-// any (bad input), else those it did not get.
-//
-// It runs as a statement of its own after the lock, so its snapshot sees
-// every hold the customer committed before the lock was granted. The seats
-// are locked by SELECT ... ORDER BY ... FOR UPDATE, which locks rows in
-// the sorted order (bytewise, COLLATE "C", as every path locks seats),
-// and a seat a concurrent hold took while this one waited is rechecked on
-// its newest version and skipped. The limit is checked before any seat is
-// locked, so a refused hold waits on none.
-//
-// $1 event, $2 customer, $3 sorted seats, $4 limit, $5 order, $6 session,
-// $7 currency, $8 TTL in ms.
-const holdSQL = `
-WITH mine AS (
-	SELECT count(*) AS n FROM seat WHERE event_id = $1 AND held_by = $2
-	   AND (status = 'SOLD' OR (status = 'HELD' AND hold_expires_at > now()))
-), locked AS (
-	SELECT seat_id FROM seat
-	 WHERE event_id = $1 AND seat_id = ANY($3::text[])
-	   AND (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at <= now()))
-	   AND (SELECT n FROM mine) + cardinality($3::text[]) <= $4
-	 ORDER BY seat_id COLLATE "C" FOR UPDATE
-), taken AS (
-	UPDATE seat SET status = 'HELD', held_by = $2, order_id = $5,
-	       hold_expires_at = now() + $8::bigint * interval '1 millisecond', updated_at = now()
-	 WHERE event_id = $1 AND seat_id IN (SELECT seat_id FROM locked)
+// The statements of a hold, in the order of its batch (see Hold).
+const (
+	// holdLimitSQL refuses a hold that would take the customer's live HELD
+	// and SOLD seats past the limit; it runs under the customer's lock.
+	holdLimitSQL = `
+SELECT hold_refuse(count(*) + $3 > $4, 'seat_limit', count(*)::text)
+  FROM seat WHERE event_id = $1 AND held_by = $2
+   AND (status = 'SOLD' OR (status = 'HELD' AND hold_expires_at > now()))`
+	holdOrderSQL = `
+INSERT INTO ticket_order (id, customer_id, event_id, session_id, amount, currency, hold_expires_at)
+VALUES ($1, $2, $3, $4, 0, $5, now() + $6::bigint * interval '1 millisecond')
+RETURNING hold_expires_at`
+	// holdSeatSQL takes one seat if it is free or its hold has expired,
+	// and records it with its price as one of the order's seats; a seat it
+	// does not take is left for holdAllTakenSQL to refuse.
+	holdSeatSQL = `
+WITH taken AS (
+	UPDATE seat SET status = 'HELD', held_by = $3, order_id = $4,
+	       hold_expires_at = now() + $5::bigint * interval '1 millisecond', updated_at = now()
+	 WHERE event_id = $1 AND seat_id = $2
 	   AND (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at <= now()))
 	RETURNING seat_id, section, price
-), placed AS (
-	INSERT INTO ticket_order (id, customer_id, event_id, session_id, amount, currency, hold_expires_at)
-	SELECT $5, $2, $1, $6, coalesce(sum(price), 0), $7, now() + $8::bigint * interval '1 millisecond' FROM taken
-	RETURNING hold_expires_at, amount
-), recorded AS (
-	INSERT INTO order_seat (order_id, event_id, seat_id, section, price)
-	SELECT $5, $1, seat_id, section, price FROM taken
-), outcome AS (
-	SELECT m.n, m.n + cardinality($3::text[]) > $4 AS over_limit,
-	       (SELECT count(*) FROM taken) < cardinality($3::text[]) AS short
-	  FROM mine m
-), refusal AS (
-	SELECT o.*, CASE WHEN o.short AND NOT o.over_limit THEN
-	         (SELECT string_agg(u.id, ',' ORDER BY u.id) FROM unnest($3::text[]) AS u(id)
-	           WHERE NOT EXISTS (SELECT 1 FROM seat WHERE event_id = $1 AND seat_id = u.id)) END AS unknown
-	  FROM outcome o
 )
-SELECT hold_refuse(r.over_limit OR r.short,
-         CASE WHEN r.over_limit THEN 'seat_limit' WHEN r.unknown IS NOT NULL THEN 'unknown_seats' ELSE 'seats_unavailable' END,
-         CASE WHEN r.over_limit THEN r.n::text WHEN r.unknown IS NOT NULL THEN r.unknown ELSE
-           (SELECT string_agg(u.id, ',' ORDER BY u.id) FROM unnest($3::text[]) AS u(id)
-             WHERE u.id NOT IN (SELECT seat_id FROM taken)) END),
-       p.hold_expires_at, p.amount::text
-  FROM refusal r, placed p`
+INSERT INTO order_seat (order_id, event_id, seat_id, section, price)
+SELECT $4, $1, seat_id, section, price FROM taken`
+	// holdAllTakenSQL refuses the hold, naming them, if the order did not
+	// get every seat. It reads the order's own rows, not the seats, whose
+	// update chains are long on a hot seat.
+	holdAllTakenSQL = `
+SELECT hold_refuse(count(*) < cardinality($2::text[]), 'seats_unavailable',
+       (SELECT string_agg(u.id, ',' ORDER BY u.id) FROM unnest($2::text[]) AS u(id)
+         WHERE NOT EXISTS (SELECT 1 FROM order_seat os WHERE os.order_id = $1 AND os.seat_id = u.id)))
+  FROM order_seat WHERE order_id = $1`
+	holdAmountSQL = `
+UPDATE ticket_order SET amount = (SELECT sum(price) FROM order_seat WHERE order_id = $1)
+ WHERE id = $1
+RETURNING amount::text`
+)
 
 // holdRefusedCode is the SQLSTATE of hold_refuse (migration 00005).
 const holdRefusedCode = "TFH01"
 
-// Hold holds all of seats for customer, or none, in one round trip: a
-// pipelined batch of two statements, which PostgreSQL runs as one implicit
-// transaction. The customer's advisory lock (so parallel holds cannot add
-// up past the limit), then holdSQL on its generic plan. A refused check
-// raises, which rolls the whole batch back.
+// Hold holds all of seats for customer, or none, in one round trip: one
+// pipelined batch, which PostgreSQL runs as one implicit transaction. The
+// customer's advisory lock (so parallel holds cannot add up past the
+// limit), the limit check, the PENDING order, one conditional UPDATE per
+// seat in sorted order (each recording the seat as the order's), the
+// check that every seat was taken, then the order's amount. A refused
+// check raises, which skips the rest of the batch and rolls it all back.
 func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []string) (*Hold, error) {
 	sorted, err := s.checkSeats(seats)
 	if err != nil {
@@ -210,6 +189,13 @@ func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []st
 		res, err = s.holdOnce(ctx, customer, sessionID, sorted)
 		return err
 	})
+	var taken *SeatsUnavailableError
+	if errors.As(err, &taken) {
+		// Tell an unknown seat (bad input) from a taken one.
+		if unknown, uerr := s.unknownSeats(ctx, taken.Seats); uerr == nil && len(unknown) > 0 {
+			return nil, &UnknownSeatsError{Seats: unknown}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -219,10 +205,14 @@ func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []st
 // holdStatements are prepared by name on each connection that holds. A
 // refused hold ends its batch with an error, and pgx drops the statements
 // it prepared itself for a batch that failed, so the next hold on the
-// connection would prepare them again: a round trip and a plan each.
+// connection would prepare them all again: a round trip and a plan each.
 var holdStatements = map[string]string{
-	"hold_lock": customerLockSQL,
-	"hold":      holdSQL,
+	"hold_lock":      customerLockSQL,
+	"hold_limit":     holdLimitSQL,
+	"hold_order":     holdOrderSQL,
+	"hold_seat":      holdSeatSQL,
+	"hold_all_taken": holdAllTakenSQL,
+	"hold_amount":    holdAmountSQL,
 }
 
 func (s *Store) holdOnce(ctx context.Context, customer, sessionID string, sorted []string) (*Hold, error) {
@@ -238,20 +228,35 @@ func (s *Store) holdOnce(ctx context.Context, customer, sessionID string, sorted
 		}
 	}
 	orderID := uuid.New()
+	ttl := s.holdTTL.Milliseconds()
 	b := &pgx.Batch{}
 	b.Queue("hold_lock", customer, s.eventID)
-	b.Queue("hold", s.eventID, customer, sorted, s.maxSeats, orderID, sessionID, s.currency, s.holdTTL.Milliseconds())
+	b.Queue("hold_limit", s.eventID, customer, len(sorted), s.maxSeats)
+	b.Queue("hold_order", orderID, customer, s.eventID, sessionID, s.currency, ttl)
+	for _, id := range sorted {
+		b.Queue("hold_seat", s.eventID, id, customer, orderID, ttl)
+	}
+	b.Queue("hold_all_taken", orderID, sorted)
+	b.Queue("hold_amount", orderID)
 	br := conn.SendBatch(ctx, b)
 	defer br.Close()
 	var (
 		expires time.Time
 		amount  string
 	)
-	if _, err := br.Exec(); err != nil {
-		return nil, s.holdRefusal(err)
-	}
-	if err := br.QueryRow().Scan(nil, &expires, &amount); err != nil {
-		return nil, s.holdRefusal(err)
+	for i := range b.Len() {
+		var err error
+		switch i {
+		case 2:
+			err = br.QueryRow().Scan(&expires)
+		case b.Len() - 1:
+			err = br.QueryRow().Scan(&amount)
+		default:
+			_, err = br.Exec()
+		}
+		if err != nil {
+			return nil, s.holdRefusal(err)
+		}
 	}
 	if err := br.Close(); err != nil {
 		return nil, s.holdRefusal(err)
@@ -280,10 +285,26 @@ func (s *Store) holdRefusal(err error) error {
 		return &SeatLimitError{Limit: s.maxSeats, Already: already}
 	case "seats_unavailable":
 		return &SeatsUnavailableError{Seats: strings.Split(pe.Detail, ",")}
-	case "unknown_seats":
-		return &UnknownSeatsError{Seats: strings.Split(pe.Detail, ",")}
 	}
 	return err
+}
+
+func (s *Store) unknownSeats(ctx context.Context, ids []string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT seat_id FROM seat WHERE event_id = $1 AND seat_id = ANY($2)`, s.eventID, ids)
+	if err != nil {
+		return nil, err
+	}
+	known, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	var unknown []string
+	for _, id := range ids {
+		if !slices.Contains(known, id) {
+			unknown = append(unknown, id)
+		}
+	}
+	return unknown, nil
 }
 
 // Order is an order as the API shows it.
@@ -335,46 +356,36 @@ func (s *Store) scanOrder(row pgx.Row) (*Order, error) {
 	return &o, nil
 }
 
-// orderSeatsSQL reads an order's seats.
-const orderSeatsSQL = `SELECT seat_id, section, price::text FROM order_seat WHERE order_id = $1`
-
 // loadSeats fills the order's seats in sorted order.
 func loadSeats(ctx context.Context, q interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
 }, o *Order) error {
-	rows, err := q.Query(ctx, orderSeatsSQL, o.OrderID)
+	rows, err := q.Query(ctx, `SELECT seat_id, section, price::text FROM order_seat WHERE order_id = $1`, o.OrderID)
 	if err != nil {
 		return err
 	}
-	seats, err := scanSeats(rows)
-	if err != nil {
-		return err
-	}
-	o.setSeats(seats)
-	return nil
-}
-
-// scanSeats reads orderSeatsSQL's rows, sorted by seat id.
-func scanSeats(rows pgx.Rows) ([]events.Seat, error) {
-	seats, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (events.Seat, error) {
+	o.seatRows, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (events.Seat, error) {
 		var s events.Seat
 		err := r.Scan(&s.SeatID, &s.Section, &s.Price)
 		return s, err
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	slices.SortFunc(seats, func(a, b events.Seat) int { return strings.Compare(a.SeatID, b.SeatID) })
-	return seats, nil
-}
-
-// setSeats makes seats the order's.
-func (o *Order) setSeats(seats []events.Seat) {
-	o.seatRows = seats
-	o.Seats = make([]string, len(seats))
-	for i, s := range seats {
+	slices.SortFunc(o.seatRows, func(a, b events.Seat) int {
+		if a.SeatID < b.SeatID {
+			return -1
+		}
+		if a.SeatID > b.SeatID {
+			return 1
+		}
+		return 0
+	})
+	o.Seats = make([]string, len(o.seatRows))
+	for i, s := range o.seatRows {
 		o.Seats[i] = s.SeatID
 	}
+	return nil
 }
 
 // Order returns the order if customer owns it; anyone else gets not found.
@@ -435,6 +446,274 @@ func (s *Store) Release(ctx context.Context, orderID, customer string) (*Order, 
 		return nil, err
 	}
 	return o, nil
+}
+
+// Payment is a confirmation request.
+type Payment struct {
+	OrderID        string
+	IdempotencyKey string
+	PaymentID      string
+	Amount         Cents
+	Currency       string
+}
+
+// ConfirmResult tells whether this call settled the order (Fresh) or
+// repeated an earlier settlement.
+type ConfirmResult struct {
+	Order *Order
+	Fresh bool
+}
+
+const sellSeatSQL = `
+UPDATE seat SET status = 'SOLD', held_by = $3, order_id = $4, hold_expires_at = NULL, updated_at = now()
+ WHERE event_id = $1 AND seat_id = $2
+   AND ((status = 'HELD' AND order_id = $4) OR status = 'AVAILABLE')`
+
+// RefundedPayment is a payment that bought nothing and is paid back.
+type RefundedPayment struct {
+	PaymentID   string    `json:"paymentId"`
+	Amount      string    `json:"amount"`
+	Currency    string    `json:"currency"`
+	Reason      string    `json:"reason"`
+	RequestedAt time.Time `json:"requestedAt"`
+}
+
+// Confirm settles an order with a payment, exactly once per idempotency
+// key, in one transaction. The order row is locked, then the customer's
+// lock that holds take, so the seat limit is decided against every
+// concurrent hold and confirmation of the customer. Then either the
+// order's seats become SOLD, the order PAID and a ticket-issued row is
+// written to the outbox, or its remaining seats are freed, the order
+// becomes REFUND_REQUIRED and a refund-requested row is written. Both
+// outcomes commit.
+//
+// The order's status does not matter, only its seats and the limit: a
+// payment that completes after the hold expired or was cancelled (a
+// checkout finishing late, a card retried after a failed attempt) buys the
+// seats if each is still held by the order or AVAILABLE again and the
+// customer stays within the limit, counting their other SOLD and live
+// HELD seats. Otherwise it is refunded (seat_taken, seat_limit,
+// amount_mismatch). A payment for an order already settled by another
+// payment buys nothing: it is recorded in extra_payment and refunded
+// (order_settled), once per payment id.
+func (s *Store) Confirm(ctx context.Context, p Payment) (*ConfirmResult, error) {
+	if _, err := uuid.Parse(p.OrderID); err != nil {
+		return nil, ErrOrderNotFound
+	}
+	var res *ConfirmResult
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		res = nil
+		var other string
+		err := tx.QueryRow(ctx, `SELECT id::text FROM ticket_order WHERE idempotency_key = $1`, p.IdempotencyKey).Scan(&other)
+		if err == nil && other != p.OrderID {
+			return ErrIdempotencyKeyReused
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if res, err = s.replayExtraPayment(ctx, tx, p); res != nil || err != nil {
+			return err
+		}
+		o, err := s.scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2 FOR UPDATE`, p.OrderID, s.eventID))
+		if err != nil {
+			return err
+		}
+		if err := loadSeats(ctx, tx, o); err != nil {
+			return err
+		}
+		if o.idemKey != nil {
+			switch {
+			case *o.idemKey == p.IdempotencyKey:
+				if o.paidAmount == nil || *o.paidAmount != p.Amount.String() || o.paidCurr == nil || *o.paidCurr != p.Currency || o.PaymentID != p.PaymentID {
+					return ErrIdempotencyKeyReused
+				}
+				res = &ConfirmResult{Order: o}
+				return nil
+			case o.PaymentID == p.PaymentID:
+				// The payment that settled the order, under another key.
+				return ErrOrderSettled
+			}
+			if err := s.refundExtraPayment(ctx, tx, o, p); err != nil {
+				return err
+			}
+			res = &ConfirmResult{Order: o, Fresh: true}
+			return nil
+		}
+		if _, err := tx.Exec(ctx, customerLockSQL, o.customerID, s.eventID); err != nil {
+			return err
+		}
+		reason := ""
+		if p.Amount.String() != o.Amount || p.Currency != o.Currency {
+			reason = ReasonAmountMismatch
+		} else if over, err := s.overLimit(ctx, tx, o); err != nil {
+			return err
+		} else if over {
+			reason = ReasonSeatLimit
+		} else if sold, err := s.sellSeats(ctx, tx, o); err != nil {
+			return err
+		} else if !sold {
+			reason = ReasonSeatTaken
+		}
+		if reason == "" {
+			err = s.markPaid(ctx, tx, o, p)
+		} else {
+			err = s.markRefund(ctx, tx, o, p, reason)
+		}
+		if err != nil {
+			return err
+		}
+		res = &ConfirmResult{Order: o, Fresh: true}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// overLimit reports whether selling o's seats would leave its customer
+// above the limit: their SOLD and live HELD seats of other orders plus
+// o's. The caller holds the customer's lock.
+func (s *Store) overLimit(ctx context.Context, tx pgx.Tx, o *Order) (bool, error) {
+	var others int64
+	if err := tx.QueryRow(ctx, `
+		SELECT count(*) FROM seat WHERE event_id = $1 AND held_by = $2 AND order_id <> $3
+		   AND (status = 'SOLD' OR (status = 'HELD' AND hold_expires_at > now()))`,
+		s.eventID, o.customerID, o.OrderID).Scan(&others); err != nil {
+		return false, err
+	}
+	return others+int64(len(o.Seats)) > int64(s.maxSeats), nil
+}
+
+// replayExtraPayment answers a payment already refunded as an extra
+// payment the way it was answered first; one reusing its payment id or key
+// for anything else is refused. nil, nil: not an extra payment.
+func (s *Store) replayExtraPayment(ctx context.Context, tx pgx.Tx, p Payment) (*ConfirmResult, error) {
+	var (
+		rp           RefundedPayment
+		key, orderID string
+	)
+	err := tx.QueryRow(ctx, `
+		SELECT payment_id, idempotency_key, order_id::text, amount::text, currency, reason, created_at
+		  FROM extra_payment WHERE payment_id = $1 OR idempotency_key = $2 LIMIT 1`, p.PaymentID, p.IdempotencyKey).
+		Scan(&rp.PaymentID, &key, &orderID, &rp.Amount, &rp.Currency, &rp.Reason, &rp.RequestedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rp.PaymentID != p.PaymentID || key != p.IdempotencyKey || orderID != p.OrderID ||
+		rp.Amount != p.Amount.String() || rp.Currency != p.Currency {
+		return nil, ErrIdempotencyKeyReused
+	}
+	o, err := s.scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2`, p.OrderID, s.eventID))
+	if err != nil {
+		return nil, err
+	}
+	if err := loadSeats(ctx, tx, o); err != nil {
+		return nil, err
+	}
+	rp.RequestedAt = rp.RequestedAt.UTC()
+	o.RefundedPayment = &rp
+	return &ConfirmResult{Order: o}, nil
+}
+
+// refundExtraPayment records p, a payment for the already settled order o,
+// and requests its refund. A racing duplicate hits the primary key (23505)
+// and is run again by inTx, then finds the row and replays.
+func (s *Store) refundExtraPayment(ctx context.Context, tx pgx.Tx, o *Order, p Payment) error {
+	rp := RefundedPayment{PaymentID: p.PaymentID, Amount: p.Amount.String(), Currency: p.Currency, Reason: ReasonOrderSettled}
+	if err := tx.QueryRow(ctx, `
+		INSERT INTO extra_payment (payment_id, idempotency_key, order_id, amount, currency, reason)
+		VALUES ($1, $2, $3, $4::numeric, $5, $6) RETURNING created_at`,
+		p.PaymentID, p.IdempotencyKey, o.OrderID, rp.Amount, rp.Currency, rp.Reason).Scan(&rp.RequestedAt); err != nil {
+		return err
+	}
+	rp.RequestedAt = rp.RequestedAt.UTC()
+	o.RefundedPayment = &rp
+	ev := events.RefundRequested{OrderID: o.OrderID, EventID: o.EventID, CustomerID: o.customerID, PaymentID: p.PaymentID,
+		Amount: rp.Amount, Currency: rp.Currency, Reason: rp.Reason, At: rp.RequestedAt}
+	return insertOutbox(ctx, tx, events.TopicRefundRequested, o.OrderID, events.TypeRefundRequested, ev)
+}
+
+// sellSeats turns every seat of o into SOLD, in sorted order, or none (the
+// savepoint is rolled back when a seat is gone).
+func (s *Store) sellSeats(ctx context.Context, tx pgx.Tx, o *Order) (bool, error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	b := &pgx.Batch{}
+	for _, id := range o.Seats {
+		b.Queue(sellSeatSQL, s.eventID, id, o.customerID, o.OrderID)
+	}
+	br := sp.SendBatch(ctx, b)
+	all := true
+	for range o.Seats {
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
+			_ = sp.Rollback(ctx)
+			return false, err
+		}
+		if tag.RowsAffected() != 1 {
+			all = false
+		}
+	}
+	if err := br.Close(); err != nil {
+		_ = sp.Rollback(ctx)
+		return false, err
+	}
+	if !all {
+		return false, sp.Rollback(ctx)
+	}
+	return true, sp.Commit(ctx)
+}
+
+func (s *Store) markPaid(ctx context.Context, tx pgx.Tx, o *Order, p Payment) error {
+	var at time.Time
+	if err := tx.QueryRow(ctx, `
+		UPDATE ticket_order SET status = $6, idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
+		       paid_currency = $5, settled_at = now(), updated_at = now()
+		 WHERE id = $1 RETURNING settled_at`,
+		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, StatusPaid).Scan(&at); err != nil {
+		return err
+	}
+	at = at.UTC()
+	o.Status, o.PaymentID, o.SettledAt = StatusPaid, p.PaymentID, &at
+	ev := events.TicketIssued{OrderID: o.OrderID, EventID: o.EventID, CustomerID: o.customerID, PaymentID: p.PaymentID,
+		Amount: o.Amount, Currency: o.Currency, Seats: o.seatRows, PaidAt: at}
+	return insertOutbox(ctx, tx, events.TopicTicketIssued, o.OrderID, events.TypeTicketIssued, ev)
+}
+
+func (s *Store) markRefund(ctx context.Context, tx pgx.Tx, o *Order, p Payment, reason string) error {
+	if _, err := tx.Exec(ctx, releaseSeatsSQL, o.OrderID); err != nil {
+		return err
+	}
+	var at time.Time
+	if err := tx.QueryRow(ctx, `
+		UPDATE ticket_order SET status = $7, idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
+		       paid_currency = $5, refund_reason = $6, settled_at = now(), updated_at = now()
+		 WHERE id = $1 RETURNING settled_at`,
+		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, reason, StatusRefundRequired).Scan(&at); err != nil {
+		return err
+	}
+	at = at.UTC()
+	o.Status, o.PaymentID, o.SettledAt, o.RefundReason = StatusRefundRequired, p.PaymentID, &at, reason
+	// The refund is of what was paid, not of what the order cost.
+	ev := events.RefundRequested{OrderID: o.OrderID, EventID: o.EventID, CustomerID: o.customerID, PaymentID: p.PaymentID,
+		Amount: p.Amount.String(), Currency: p.Currency, Reason: reason, At: at}
+	return insertOutbox(ctx, tx, events.TopicRefundRequested, o.OrderID, events.TypeRefundRequested, ev)
+}
+
+func insertOutbox(ctx context.Context, tx pgx.Tx, topic, key, typ string, payload any) error {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO outbox (topic, key, event_type, payload) VALUES ($1, $2, $3, $4)`, topic, key, typ, body)
+	return err
 }
 
 // expireOrdersSQL expires a batch of pending orders past their hold and
