@@ -3,8 +3,6 @@ package demo
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -43,32 +41,17 @@ func redisCommandStats(ctx context.Context, cfg config.Redis) (map[string]int64,
 // queueRequests reads the queue's own count of answered requests by
 // operation from its /metrics.
 func queueRequests(ctx context.Context, base string) (map[string]int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	families, err := scrape(ctx, base)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]int64{}
-	for _, line := range strings.Split(string(b), "\n") {
-		labels, ok := strings.CutPrefix(line, `ticketfair_queue_request_seconds_count{`)
-		if !ok {
-			continue
+	for _, m := range families["ticketfair_queue_request_seconds"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "op" {
+				out[l.GetValue()] += int64(m.GetHistogram().GetSampleCount())
+			}
 		}
-		_, rest, ok := strings.Cut(labels, `op="`)
-		if !ok {
-			continue
-		}
-		op, _, _ := strings.Cut(rest, `"`)
-		v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		out[op] += int64(v)
 	}
 	return out, nil
 }

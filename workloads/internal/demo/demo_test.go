@@ -66,6 +66,12 @@ func TestShortSale(t *testing.T) {
 		}
 	}
 
+	// The queue's own counts, read from its /metrics, are the crowd's
+	// per-person polls, and the cache filled the public state from it.
+	if w := rep.Waiting; w.OriginByOp["poll"] != rep.Crowd.PersonalPolls || w.OriginByOp["state"] <= 0 {
+		t.Errorf("origin requests %v, crowd's per-person polls %d", w.OriginByOp, rep.Crowd.PersonalPolls)
+	}
+
 	// The JSON report has the documented shape.
 	b, err := os.ReadFile(o.ReportJSON)
 	if err != nil {

@@ -63,6 +63,7 @@ func serverLatencies(ctx context.Context, urls map[string]string) ([]ServerLaten
 	return out, nil
 }
 
+// scrape reads a service's /metrics, parsed.
 func scrape(ctx context.Context, base string) (map[string]*dto.MetricFamily, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
 	if err != nil {
