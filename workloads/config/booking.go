@@ -23,7 +23,7 @@ type Booking struct {
 	Seating              string        `env:"TICKETFAIR_SEATING" flag:"seating" usage:"seating to seed: name:price:rows:seatsPerRow;... (migrate)"`
 	Currency             string        `env:"TICKETFAIR_CURRENCY" flag:"currency" default:"EUR" usage:"ISO 4217 currency of the event's prices"`
 	SweepBatch           int           `env:"TICKETFAIR_SWEEP_BATCH" flag:"sweep-batch" default:"500" usage:"rows the sweeper claims per statement"`
-	SeatMapRefresh       time.Duration `env:"TICKETFAIR_SEAT_MAP_REFRESH" flag:"seat-map-refresh" default:"1s" usage:"how stale the cached seat map may be"`
+	SeatMapRefresh       time.Duration `env:"TICKETFAIR_SEAT_MAP_REFRESH" flag:"seat-map-refresh" default:"1s" usage:"how old the cached seat map gets before a refresh (while one runs, a map up to 5 times as old is served)"`
 	DatabaseMaxConns     int           `env:"TICKETFAIR_DATABASE_MAX_CONNS" flag:"database-max-conns" default:"20" usage:"size of the PostgreSQL connection pool"`
 }
 

@@ -20,7 +20,7 @@ func TestExpiryReadsNoLocalClock(t *testing.T) {
 		"booking/keys.go refresh":       2, // rate limit of JWKS refetches
 		"booking/metrics.go instrument": 2, // request durations
 		"booking/seatmap.go get":        2, // age of the cached seat map
-		"booking/seatmap.go load":       1, // when the seat map was read
+		"booking/seatmap.go render":     1, // when the seat map was read
 		"booking/server.go hold":        2, // hold duration metric
 		"booking/server.go webhook":     1, // the payment provider's signature timestamp, within the tolerance
 	}

@@ -1,9 +1,10 @@
 package booking
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -51,8 +52,6 @@ type seatRowsBody struct {
 	Rows     []SeatRow        `json:"rows"`
 }
 
-var seatCode = map[string]byte{"AVAILABLE": 'A', "HELD": 'H', "SOLD": 'S'}
-
 type seatMapBody struct {
 	EventID  int64            `json:"eventId"`
 	AsOf     time.Time        `json:"asOf"`
@@ -61,36 +60,107 @@ type seatMapBody struct {
 	Seats    []SeatState      `json:"seats"`
 }
 
-// seatSnapshot is one rendering of the seat map: the whole map and each
-// section, encoded once per refresh rather than once per request.
+// seatSnapshot is one rendering of the seat map, encoded once per refresh
+// rather than once per request. The compact form (rows), which the page and
+// the crowd read, is encoded with the snapshot; the object-per-seat form is
+// encoded when first asked for.
 type seatSnapshot struct {
-	at        time.Time
-	content   [32]byte // hash of the seats' states: asOf only moves when it changes
+	at     time.Time
+	layout *seatLayout
+	codes  []byte // each seat's state in layout order: asOf only moves when they change
+	rows   *httpapi.Cacheable
+	rowsBy map[string]*httpapi.Cacheable
+	// perSeat is shared by the snapshots of unchanged states.
+	perSeat *perSeatForm
+}
+
+// perSeatForm is the object-per-seat seat map of one set of states.
+type perSeatForm struct {
+	once      sync.Once
+	body      seatMapBody
 	all       *httpapi.Cacheable
 	bySection map[string]*httpapi.Cacheable
-	rows      *httpapi.Cacheable
-	rowsBy    map[string]*httpapi.Cacheable
+	err       error
 }
+
+// objects is the object-per-seat form, the whole map and each section.
+func (s *seatSnapshot) objects() (*httpapi.Cacheable, map[string]*httpapi.Cacheable, error) {
+	f := s.perSeat
+	f.once.Do(func() {
+		f.bySection = map[string]*httpapi.Cacheable{}
+		body := f.body
+		body.Seats = make([]SeatState, 0, len(s.codes))
+		for _, sum := range f.body.Sections {
+			one := f.body
+			one.Sections = []SectionSummary{sum}
+			one.Seats = nil
+			for i := range s.layout.sections[sum.Name].all {
+				seat := &s.layout.seats[i]
+				one.Seats = append(one.Seats, SeatState{ID: seat.id, Status: seatStatus[s.codes[i]]})
+			}
+			if f.bySection[sum.Name], f.err = cacheable(one); f.err != nil {
+				return
+			}
+			body.Seats = append(body.Seats, one.Seats...)
+		}
+		f.all, f.err = cacheable(body)
+	})
+	return f.all, f.bySection, f.err
+}
+
+// seatLayout is the event's seats in map order (section, row, number) with
+// their prices. Seeded once, it is read once; a refresh reads only each
+// seat's state.
+type seatLayout struct {
+	seats    []layoutSeat
+	index    map[string]int      // seat id → position in seats
+	sections map[string]seatSpan // section → its seats' positions
+	order    []string            // sections in map order
+}
+
+type layoutSeat struct {
+	id, section, price string
+	row, number        int
+}
+
+// seatSpan is a section's positions in the layout, [from, to).
+type seatSpan struct{ from, to int }
+
+// all ranges over the positions of a section.
+func (s seatSpan) all(yield func(int) bool) {
+	for i := s.from; i < s.to; i++ {
+		if !yield(i) {
+			return
+		}
+	}
+}
+
+// errLayoutChanged says a refresh met seats its layout does not have.
+var errLayoutChanged = errors.New("the event's seats differ from the seat map's layout")
+
+var seatStatus = map[byte]string{'A': "AVAILABLE", 'H': "HELD", 'S': "SOLD"}
 
 // seatMapMaxAge is how long a CDN or browser may reuse a seat map.
 const seatMapMaxAge = 1
 
+// seatStaleFactor bounds how old a snapshot may be served while a refresh
+// runs: that many refresh intervals.
+const seatStaleFactor = 5
+
 // seatCache serves the seat map from a snapshot refreshed once it is
-// maxAge old. Under steady requests a snapshot up to twice that old starts
-// one refresh in the background and is served until that refresh lands,
-// however long it takes under load (a refresh reads every seat; requests
-// must not queue behind it). A snapshot older than that with no refresh
-// started from it, after a quiet spell, is refreshed first, so the first
-// request after it sees the seats as they are. The hold's conditional
-// UPDATE is what decides.
+// maxAge old. A snapshot up to seatStaleFactor times that old starts one
+// refresh in the background and is served until that refresh lands:
+// requests must not queue behind a refresh, which reads every seat and
+// under a sale's load takes a good part of a second. An older snapshot,
+// after a quiet spell, is refreshed first, so the first request after it
+// sees the seats as they are. The hold's conditional UPDATE is what
+// decides; a stale map costs a conflict at most.
 type seatCache struct {
 	store  *Store
 	maxAge time.Duration
 	snap   atomic.Pointer[seatSnapshot]
+	layout atomic.Pointer[seatLayout]
 	mu     sync.Mutex // one refresh at a time
-	// refreshing is the snapshot a background refresh started from,
-	// while it runs: that snapshot is served until the refresh lands.
-	refreshing atomic.Pointer[seatSnapshot]
 }
 
 // seatRefreshTimeout bounds a background refresh.
@@ -101,13 +171,10 @@ func (c *seatCache) get(ctx context.Context) (*seatSnapshot, error) {
 		switch age := time.Since(s.at); {
 		case age < c.maxAge:
 			return s, nil
-		case age < 2*c.maxAge:
+		case age < seatStaleFactor*c.maxAge:
 			if c.mu.TryLock() {
-				c.refreshing.Store(s)
 				go c.refresh(context.WithoutCancel(ctx))
 			}
-			return s, nil
-		case c.refreshing.Load() == s:
 			return s, nil
 		}
 	}
@@ -125,11 +192,9 @@ func (c *seatCache) get(ctx context.Context) (*seatSnapshot, error) {
 	return s, nil
 }
 
-// refresh loads a new snapshot in the background; c.mu is held and
-// c.refreshing is the snapshot it started from.
+// refresh loads a new snapshot in the background; c.mu is held.
 func (c *seatCache) refresh(ctx context.Context) {
 	defer c.mu.Unlock()
-	defer c.refreshing.Store(nil)
 	ctx, cancel := context.WithTimeout(ctx, seatRefreshTimeout)
 	defer cancel()
 	s, err := c.load(ctx, c.snap.Load())
@@ -141,95 +206,148 @@ func (c *seatCache) refresh(ctx context.Context) {
 	c.snap.Store(s)
 }
 
+// load reads every seat's state, with the layout read first if it is not
+// yet known or the seats no longer match it.
 func (c *seatCache) load(ctx context.Context, old *seatSnapshot) (*seatSnapshot, error) {
+	layout := c.layout.Load()
+	for attempt := 0; ; attempt++ {
+		if layout == nil {
+			var err error
+			if layout, err = c.store.seatLayout(ctx); err != nil {
+				return nil, err
+			}
+			c.layout.Store(layout)
+		}
+		codes, asOf, err := c.store.seatStates(ctx, layout)
+		switch {
+		case errors.Is(err, errLayoutChanged) && attempt == 0:
+			layout = nil
+			continue
+		case err != nil:
+			return nil, err
+		}
+		return c.render(layout, codes, asOf, old)
+	}
+}
+
+// render encodes the compact form of the states codes.
+func (c *seatCache) render(layout *seatLayout, codes []byte, asOf time.Time, old *seatSnapshot) (*seatSnapshot, error) {
 	st := c.store
-	rows, err := st.pool.Query(ctx, `
-		SELECT seat_id, section, row_no, seat_no, price::text,
-		       CASE WHEN status = 'HELD' AND hold_expires_at <= now() THEN 'AVAILABLE' ELSE status END,
-		       now()
-		  FROM seat WHERE event_id = $1
-		 ORDER BY section, row_no, seat_no`, st.eventID)
-	if err != nil {
-		return nil, err
-	}
-	var (
-		sections []SectionSummary
-		seats    = map[string][]SeatState{}
-		seatRows = map[string][]SeatRow{}
-		asOf     time.Time
-		hash     = sha256.New()
-	)
-	var id, section, price, status string
-	var rowNo, seatNo int
-	_, err = pgx.ForEachRow(rows, []any{&id, &section, &rowNo, &seatNo, &price, &status, &asOf}, func() error {
-		hash.Write([]byte(id))
-		hash.Write([]byte{0, seatCode[status]})
-		rs := seatRows[section]
-		if len(rs) == 0 || rs[len(rs)-1].Row != rowNo {
-			rs = append(rs, SeatRow{Section: section, Row: rowNo, First: seatNo})
-		}
-		r := &rs[len(rs)-1]
-		if next := r.First + len(r.Seats); seatNo > next {
-			r.Seats += strings.Repeat("-", seatNo-next)
-		}
-		r.Seats += string(seatCode[status])
-		seatRows[section] = rs
-		if len(sections) == 0 || sections[len(sections)-1].Name != section {
-			sections = append(sections, SectionSummary{Name: section, Price: price})
-		}
-		sum := &sections[len(sections)-1]
-		sum.Total++
-		switch status {
-		case "AVAILABLE":
-			sum.Available++
-		case "HELD":
-			sum.Held++
-		case "SOLD":
-			sum.Sold++
-		}
-		seats[section] = append(seats[section], SeatState{ID: id, Status: status})
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	snap := &seatSnapshot{at: time.Now(), bySection: map[string]*httpapi.Cacheable{}, rowsBy: map[string]*httpapi.Cacheable{}}
-	hash.Sum(snap.content[:0])
-	if old != nil && old.content == snap.content {
+	snap := &seatSnapshot{at: time.Now(), layout: layout, codes: codes, rowsBy: map[string]*httpapi.Cacheable{}}
+	if old != nil && old.layout == layout && bytes.Equal(old.codes, codes) {
 		// Nothing changed: the same bytes and ETags, so caches revalidate
 		// with a 304.
 		same := *old
 		same.at = snap.at
 		return &same, nil
 	}
-	body := seatMapBody{EventID: st.eventID, AsOf: asOf.UTC(), Currency: st.currency, Sections: sections, Seats: []SeatState{}}
-	compact := seatRowsBody{EventID: st.eventID, AsOf: asOf.UTC(), Currency: st.currency, Sections: sections, Rows: []SeatRow{}}
-	for _, sum := range sections {
-		one := body
-		one.Sections = []SectionSummary{sum}
-		one.Seats = seats[sum.Name]
-		if snap.bySection[sum.Name], err = cacheable(one); err != nil {
+	compact := seatRowsBody{EventID: st.eventID, AsOf: asOf.UTC(), Currency: st.currency, Sections: []SectionSummary{}, Rows: []SeatRow{}}
+	for _, name := range layout.order {
+		var rows []SeatRow
+		sum := SectionSummary{Name: name}
+		for i := range layout.sections[name].all {
+			seat, code := &layout.seats[i], codes[i]
+			sum.Price = seat.price
+			if len(rows) == 0 || rows[len(rows)-1].Row != seat.row {
+				rows = append(rows, SeatRow{Section: name, Row: seat.row, First: seat.number})
+			}
+			r := &rows[len(rows)-1]
+			if next := r.First + len(r.Seats); seat.number > next {
+				r.Seats += strings.Repeat("-", seat.number-next)
+			}
+			r.Seats += string(code)
+			sum.Total++
+			switch code {
+			case 'A':
+				sum.Available++
+			case 'H':
+				sum.Held++
+			case 'S':
+				sum.Sold++
+			}
+		}
+		one := compact
+		one.Sections, one.Rows = []SectionSummary{sum}, rows
+		var err error
+		if snap.rowsBy[name], err = cacheable(one); err != nil {
 			return nil, err
 		}
-		body.Seats = append(body.Seats, seats[sum.Name]...)
-		oneRows := compact
-		oneRows.Sections = []SectionSummary{sum}
-		oneRows.Rows = seatRows[sum.Name]
-		if snap.rowsBy[sum.Name], err = cacheable(oneRows); err != nil {
-			return nil, err
-		}
-		compact.Rows = append(compact.Rows, seatRows[sum.Name]...)
+		compact.Sections = append(compact.Sections, sum)
+		compact.Rows = append(compact.Rows, rows...)
 	}
-	if body.Sections == nil {
-		body.Sections, compact.Sections = []SectionSummary{}, []SectionSummary{}
-	}
-	if snap.all, err = cacheable(body); err != nil {
-		return nil, err
-	}
+	var err error
 	if snap.rows, err = cacheable(compact); err != nil {
 		return nil, err
 	}
+	snap.perSeat = &perSeatForm{body: seatMapBody{EventID: st.eventID, AsOf: compact.AsOf, Currency: st.currency, Sections: compact.Sections}}
 	return snap, nil
+}
+
+// seatLayout reads the event's seats in map order.
+func (s *Store) seatLayout(ctx context.Context) (*seatLayout, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT seat_id, section, row_no, seat_no, price::text
+		  FROM seat WHERE event_id = $1
+		 ORDER BY section, row_no, seat_no`, s.eventID)
+	if err != nil {
+		return nil, err
+	}
+	l := &seatLayout{index: map[string]int{}, sections: map[string]seatSpan{}}
+	var seat layoutSeat
+	_, err = pgx.ForEachRow(rows, []any{&seat.id, &seat.section, &seat.row, &seat.number, &seat.price}, func() error {
+		i := len(l.seats)
+		l.index[seat.id] = i
+		l.seats = append(l.seats, seat)
+		if span, ok := l.sections[seat.section]; ok {
+			span.to = i + 1
+			l.sections[seat.section] = span
+		} else {
+			l.sections[seat.section] = seatSpan{from: i, to: i + 1}
+			l.order = append(l.order, seat.section)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// seatStates reads each seat's state ('A', 'H' or 'S'; a lapsed hold is
+// available) in layout order, as of the database's clock.
+func (s *Store) seatStates(ctx context.Context, layout *seatLayout) (codes []byte, asOf time.Time, err error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT seat_id, CASE WHEN status = 'HELD' AND hold_expires_at <= now() THEN 'A' ELSE left(status, 1) END, now()
+		  FROM seat WHERE event_id = $1`, s.eventID)
+	if err != nil {
+		return nil, asOf, err
+	}
+	defer rows.Close()
+	codes = make([]byte, len(layout.seats))
+	n := 0
+	for rows.Next() {
+		if n == 0 {
+			var id, code string
+			if err := rows.Scan(&id, &code, &asOf); err != nil {
+				return nil, asOf, err
+			}
+		}
+		// The raw bytes: no string per seat.
+		raw := rows.RawValues()
+		i, ok := layout.index[string(raw[0])]
+		if !ok || codes[i] != 0 || len(raw[1]) != 1 || seatStatus[raw[1][0]] == "" {
+			return nil, asOf, errLayoutChanged
+		}
+		codes[i] = raw[1][0]
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, asOf, err
+	}
+	if n != len(codes) {
+		return nil, asOf, errLayoutChanged
+	}
+	return codes, asOf, nil
 }
 
 func cacheable(v any) (*httpapi.Cacheable, error) {

@@ -204,9 +204,13 @@ func (s *service) seats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	all, by := snap.all, snap.bySection
+	var all *httpapi.Cacheable
+	var by map[string]*httpapi.Cacheable
 	switch f := r.URL.Query().Get("format"); f {
 	case "":
+		if all, by, err = snap.objects(); err != nil {
+			return err
+		}
 	case "rows":
 		all, by = snap.rows, snap.rowsBy
 	default:
