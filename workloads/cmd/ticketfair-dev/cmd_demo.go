@@ -26,6 +26,7 @@ func runDemo(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.HoldTTL, "hold-ttl", o.HoldTTL, "seat hold lifetime")
 	fs.StringVar(&o.Profile, "profile", "", "crowd overrides, e.g. abandon=0.05,webhooktwice=0.2 (see ticketfair-dev loadtest -h)")
 	fs.StringVar(&o.ReportJSON, "report-json", "", "also write the report as JSON to this file")
+	fs.StringVar(&o.CPUProfiles, "cpu-profiles", "", "write a CPU profile of every Go process of the sale into this directory, and end the report with where the CPU went (with Redis's time per command and the local PostgreSQL's per statement)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep logs and server data for inspection")
 	fs.StringVar(&o.RedisURL, "redis-url", "", "use this Redis instead of starting one (in sentinel mode: the sentinels)")
 	fs.StringVar(&o.RedisMode, "redis-mode", "standalone", "standalone, or sentinel: start a master, a replica and three sentinels, and reach the master through them")

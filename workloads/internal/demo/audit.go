@@ -26,16 +26,21 @@ func deadlineOf(ctx context.Context) time.Time {
 
 // redisCommandStats sums INFO commandstats: calls per command.
 func redisCommandStats(ctx context.Context, cfg config.Redis) (map[string]int64, error) {
+	info, err := redisCommandInfo(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return parseCommandStats(info, "calls"), nil
+}
+
+// redisCommandInfo is INFO commandstats.
+func redisCommandInfo(ctx context.Context, cfg config.Redis) (string, error) {
 	c, err := redisconn.New(cfg)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer c.Close()
-	info, err := c.Info(ctx, "commandstats").Result()
-	if err != nil {
-		return nil, err
-	}
-	return parseCommandStats(info), nil
+	return c.Info(ctx, "commandstats").Result()
 }
 
 // queueRequests reads the queue's own count of answered requests by
@@ -56,8 +61,9 @@ func queueRequests(ctx context.Context, base string) (map[string]int64, error) {
 	return out, nil
 }
 
-// parseCommandStats reads "cmdstat_get:calls=10,usec=..." lines.
-func parseCommandStats(info string) map[string]int64 {
+// parseCommandStats reads one field (calls, usec) of each command's
+// "cmdstat_get:calls=10,usec=..." line.
+func parseCommandStats(info, field string) map[string]int64 {
 	out := map[string]int64{}
 	for _, line := range strings.Split(info, "\n") {
 		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
@@ -65,7 +71,7 @@ func parseCommandStats(info string) map[string]int64 {
 			continue
 		}
 		for _, kv := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+			if v, ok := strings.CutPrefix(kv, field+"="); ok {
 				n, _ := strconv.ParseInt(v, 10, 64)
 				out[strings.TrimPrefix(name, "cmdstat_")] = n
 			}

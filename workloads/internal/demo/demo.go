@@ -43,8 +43,13 @@ type Options struct {
 	HoldTTL    time.Duration
 	Profile    string // loadtest.ParseProfile overrides
 	ReportJSON string
-	Keep       bool
-	RedisURL   string
+	// CPUProfiles, when set, is a directory for a CPU profile of every Go
+	// process of the sale; the report then says where the CPU went (see
+	// WhereCPU), with Redis's time per command and, on the sale's own
+	// PostgreSQL, its time per statement.
+	CPUProfiles string
+	Keep        bool
+	RedisURL    string
 	// RedisMode "sentinel" starts a master, a replica and three sentinels
 	// instead of one redis-server, and the services find the master
 	// through the sentinels (with RedisURL: the sentinels to use).
@@ -131,6 +136,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, errors.New("redis-restart, redis-restart-aof and faults on queue-redis break a single Redis server: on Sentinel use redis-failover")
 	}
 	fmt.Fprintf(o.Out, "seed        %d (replay with --seed %d)\n", o.Seed, o.Seed)
+	stopProfile := func() {}
+	if o.CPUProfiles != "" {
+		if stopProfile, err = startSelfProfile(o.CPUProfiles); err != nil {
+			return nil, err
+		}
+		defer stopProfile()
+	}
 	dir, err := os.MkdirTemp("", "ticketfair-demo-")
 	if err != nil {
 		return nil, err
@@ -143,16 +155,34 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := s.startWorkloads(ctx); err != nil {
 		return nil, err
 	}
-	if o.Observe == nil {
-		return s.run(ctx, profile)
+	var redisBefore redisCounters
+	if o.CPUProfiles != "" {
+		redisBefore, _ = s.redisCounters(ctx)
 	}
-	urls := map[string]string{}
-	for name, p := range s.procs {
-		urls[name] = p.url
+	done := func() {}
+	if o.Observe != nil {
+		urls := map[string]string{}
+		for name, p := range s.procs {
+			urls[name] = p.url
+		}
+		done = o.Observe(ctx, urls)
 	}
-	done := o.Observe(ctx, urls)
 	rep, err := s.run(ctx, profile)
 	done()
+	if rep == nil {
+		return nil, err
+	}
+	if o.CPUProfiles != "" {
+		rep.CPU = s.whereCPU(ctx, stopProfile, redisBefore)
+		rep.CPU.print(o.Out)
+	}
+	if o.ReportJSON != "" {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		if werr := os.WriteFile(o.ReportJSON, b, 0o644); werr != nil {
+			return rep, errors.Join(err, werr)
+		}
+		s.logf("report written to %s", filepath.Clean(o.ReportJSON))
+	}
 	return rep, err
 }
 
@@ -222,7 +252,11 @@ func (s *sale) startServers(ctx context.Context) error {
 	}
 	s.db = s.o.DatabaseURL
 	if s.db == "" {
-		pg, err := localsvc.StartPostgres(ctx)
+		var settings []string
+		if s.o.CPUProfiles != "" {
+			settings = append(settings, pgStatStatements)
+		}
+		pg, err := localsvc.StartPostgresWith(ctx, "", "", settings...)
 		if err != nil {
 			return err
 		}
@@ -239,6 +273,11 @@ func (s *sale) startServers(ctx context.Context) error {
 			return fmt.Errorf("create database: %w", err)
 		}
 		s.db = strings.Replace(pg.URL, "/postgres?", "/ticketfair?", 1)
+		if s.o.CPUProfiles != "" {
+			if err := createStatStatements(ctx, s.db); err != nil {
+				return err
+			}
+		}
 		s.logf("postgresql  %s", pg.Addr)
 	}
 	s.brokers = s.o.KafkaBrokers
@@ -370,7 +409,7 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 		workloads = append(workloads, workload{"queue-2", "queue", q2}, workload{"booking-2", "booking", b2})
 	}
 	for _, w := range workloads {
-		p, err := startProc(s.o.Binary, s.dir, w.name, w.sub, envOf(w.cfg), ports[w.name])
+		p, err := startProc(s.o.Binary, s.dir, w.name, w.sub, append(envOf(w.cfg), s.profileEnv(w.name)...), ports[w.name])
 		if err != nil {
 			return err
 		}
@@ -466,13 +505,6 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 	rep.waitingFigures(originBefore, originAfter, before, after)
 	s.auditFaults(rep, windows)
 	rep.Print(s.o.Out)
-	if s.o.ReportJSON != "" {
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(s.o.ReportJSON, b, 0o644); err != nil {
-			return rep, err
-		}
-		s.logf("report written to %s", filepath.Clean(s.o.ReportJSON))
-	}
 	if runErr != nil {
 		rep.Problems = append(rep.Problems, runErr.Error())
 	}

@@ -30,6 +30,7 @@ func TestShortSale(t *testing.T) {
 	o.Profile = "prequeue=0.05,joinwindow=3s"
 	o.Binary, o.Deadline = bin, 4*time.Minute
 	o.ReportJSON = filepath.Join(dir, "report.json")
+	o.CPUProfiles = filepath.Join(dir, "cpu")
 	// The dashboard's and the alerts' metrics, checked live (monitoring_test.go).
 	o.Observe = observeSale(t)
 	var out bytes.Buffer
@@ -72,6 +73,10 @@ func TestShortSale(t *testing.T) {
 		t.Errorf("origin requests %v, crowd's per-person polls %d", w.OriginByOp, rep.Crowd.PersonalPolls)
 	}
 
+	// Where the CPU went: every Go process's profile, Redis's commands and
+	// PostgreSQL's statements.
+	checkWhereCPU(t, rep.CPU)
+
 	// The JSON report has the documented shape.
 	b, err := os.ReadFile(o.ReportJSON)
 	if err != nil {
@@ -84,7 +89,7 @@ func TestShortSale(t *testing.T) {
 	for key, kind := range map[string]string{
 		"seatsSold": "number", "ordersPaid": "number", "ticketsIssued": "number", "doubleSold": "object",
 		"fairness": "object", "crowd": "object", "endpoints": "array", "redisCommands": "object",
-		"peakMemoryBytes": "object", "durationSeconds": "number", "timeToSellOutSeconds": "number",
+		"peakMemoryBytes": "object", "durationSeconds": "number", "timeToSellOutSeconds": "number", "whereCPU": "object",
 	} {
 		v, ok := doc[key]
 		if !ok {

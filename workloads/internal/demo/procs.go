@@ -100,12 +100,14 @@ func (p *proc) wait(ctx context.Context) error {
 	}
 }
 
-// stop sends SIGTERM and waits for a graceful exit.
+// stop sends SIGTERM and waits for a graceful exit; a process that has
+// exited is left as it is, so stop may be called again.
 func (p *proc) stop() {
-	if p.cmd.Process == nil {
+	if p.cmd.Process == nil || p.exited() {
 		return
 	}
 	localsvc.Terminate(p.cmd.Process, p.done, 15*time.Second)
+	p.done <- nil
 }
 
 // kill SIGKILLs the process, as the OOM killer or a lost node does, and

@@ -65,6 +65,8 @@ type Report struct {
 	// says why it is missing.
 	ServerLatency      []ServerLatency `json:"serverLatency,omitempty"`
 	ServerLatencyError string          `json:"serverLatencyError,omitempty"`
+	// CPU is where the CPU went, with Options.CPUProfiles.
+	CPU *WhereCPU `json:"whereCPU,omitempty"`
 
 	Problems []string `json:"problems"`
 }

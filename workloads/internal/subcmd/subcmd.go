@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sort"
 	"syscall"
 )
@@ -81,6 +82,14 @@ func (s *Set) Run(args []string) int {
 		return 2
 	}
 	SetupLogging()
+	if path := os.Getenv(CPUProfileEnv); path != "" {
+		stopProfile, err := startCPUProfile(path)
+		if err != nil {
+			slog.Error(s.Name+" "+args[0]+": "+CPUProfileEnv, "err", err)
+			return 1
+		}
+		defer stopProfile()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := cmd.run(ctx, args[1:]); err != nil {
@@ -91,6 +100,28 @@ func (s *Set) Run(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// CPUProfileEnv names a file to write a CPU profile of the whole command
+// to (for go tool pprof), from its start until it returns, a service
+// after its graceful shutdown. Unset, nothing is profiled.
+const CPUProfileEnv = "TICKETFAIR_CPU_PROFILE"
+
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			slog.Error("closing the CPU profile", "path", path, "err", err)
+		}
+	}, nil
 }
 
 // SetupLogging logs JSON to stderr at TICKETFAIR_LOG_LEVEL (default info);
