@@ -6,13 +6,14 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/scrape"
 )
 
 // waitingCost is what a waiting crowd costs the origin and Redis, per
@@ -126,28 +127,14 @@ func measureWaiting(ctx context.Context, name string, hc *http.Client, queueURL,
 	return w, nil
 }
 
-// originRequests is the queue's own count of answered state and poll
-// requests (its /metrics).
+// originRequests is the queue's count of answered state and per-person
+// poll requests, from its /metrics.
 func originRequests(ctx context.Context, hc *http.Client, queueURL string) (int64, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, queueURL+"/metrics", nil)
-	resp, err := hc.Do(req)
+	families, err := scrape.Metrics(ctx, hc, queueURL)
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, `ticketfair_queue_request_seconds_count{`) &&
-			(strings.Contains(line, `op="state"`) || strings.Contains(line, `op="poll"`)) {
-			v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-			n += int64(v)
-		}
-	}
-	return n, nil
+	return int64(scrape.Sum(families["ticketfair_queue_request_seconds"], "op", "state", "poll")), nil
 }
 
 // redisCalls sums INFO commandstats: every command, those run inside
@@ -158,14 +145,10 @@ func redisCalls(ctx context.Context, rdb *redis.Client) (int64, error) {
 		return 0, err
 	}
 	var n int64
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
-		if !ok || name == "cmdstat_info" {
-			continue
+	for cmd, calls := range scrape.CommandStats(info, "calls") {
+		if cmd != "info" {
+			n += calls
 		}
-		calls, _, _ := strings.Cut(rest, ",")
-		v, _ := strconv.ParseInt(calls, 10, 64)
-		n += v
 	}
 	return n, nil
 }
@@ -176,15 +159,7 @@ func redisCPU(ctx context.Context, rdb *redis.Client) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var total float64
-	for _, line := range strings.Split(info, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
-			f, _ := strconv.ParseFloat(v, 64)
-			total += f
-		}
-	}
-	return total, nil
+	return scrape.CPUSeconds(info), nil
 }
 
 func formatWaiting(ws []waitingCost) string {

@@ -3,7 +3,7 @@ package demo
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"net/http"
 	"strings"
 	"time"
 
@@ -12,6 +12,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
+	"github.com/ticketfair/ticketfair/workloads/internal/scrape"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 	"github.com/ticketfair/ticketfair/workloads/redisconn"
 )
@@ -30,7 +31,7 @@ func redisCommandStats(ctx context.Context, cfg config.Redis) (map[string]int64,
 	if err != nil {
 		return nil, err
 	}
-	return parseCommandStats(info, "calls"), nil
+	return scrape.CommandStats(info, "calls"), nil
 }
 
 // redisCommandInfo is INFO commandstats.
@@ -46,7 +47,7 @@ func redisCommandInfo(ctx context.Context, cfg config.Redis) (string, error) {
 // queueRequests reads the queue's own count of answered requests by
 // operation from its /metrics.
 func queueRequests(ctx context.Context, base string) (map[string]int64, error) {
-	families, err := scrape(ctx, base)
+	families, err := scrape.Metrics(ctx, http.DefaultClient, base)
 	if err != nil {
 		return nil, err
 	}
@@ -59,25 +60,6 @@ func queueRequests(ctx context.Context, base string) (map[string]int64, error) {
 		}
 	}
 	return out, nil
-}
-
-// parseCommandStats reads one field (calls, usec) of each command's
-// "cmdstat_get:calls=10,usec=..." line.
-func parseCommandStats(info, field string) map[string]int64 {
-	out := map[string]int64{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, field+"="); ok {
-				n, _ := strconv.ParseInt(v, 10, 64)
-				out[strings.TrimPrefix(name, "cmdstat_")] = n
-			}
-		}
-	}
-	return out
 }
 
 // ledger is what PostgreSQL says happened: the source of truth.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -22,6 +21,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/chaos"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
+	"github.com/ticketfair/ticketfair/workloads/internal/scrape"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 )
 
@@ -212,17 +212,9 @@ func (s *sale) Admitter(ctx context.Context) (string, error) {
 func (s *sale) admitter(ctx context.Context) (string, bool) {
 	client := &http.Client{Timeout: 2 * time.Second}
 	for _, n := range []string{"queue", "queue-2"} {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.proc(n).url+"/metrics", nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			continue
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "ticketfair_queue_leader "); ok && strings.TrimSpace(v) == "1" {
-				return n, true
-			}
+		families, err := scrape.Metrics(ctx, client, s.proc(n).url)
+		if err == nil && scrape.Sum(families["ticketfair_queue_leader"], "") == 1 {
+			return n, true
 		}
 	}
 	return "", false

@@ -8,8 +8,8 @@ import (
 	"sort"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/scrape"
 )
 
 // ServerLatency is one operation's latency as the service measured it
@@ -49,7 +49,7 @@ func serverLatencies(ctx context.Context, urls map[string]string) ([]ServerLaten
 			continue
 		}
 		if families[h.service] == nil {
-			f, err := scrape(ctx, base)
+			f, err := scrape.Metrics(ctx, http.DefaultClient, base)
 			if err != nil {
 				return nil, fmt.Errorf("%s metrics: %w", h.service, err)
 			}
@@ -63,25 +63,6 @@ func serverLatencies(ctx context.Context, urls map[string]string) ([]ServerLaten
 	return out, nil
 }
 
-// scrape reads a service's /metrics, parsed.
-func scrape(ctx context.Context, base string) (map[string]*dto.MetricFamily, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "text/plain")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("status %d", resp.StatusCode)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	return p.TextToMetricFamilies(resp.Body)
-}
-
 // histogramQuantiles sums f's series whose label has value (every series
 // when label is "") and estimates the p50 and p99 as Prometheus'
 // histogram_quantile does: linearly within the bucket the rank falls in,
@@ -93,7 +74,7 @@ func histogramQuantiles(f *dto.MetricFamily, label, value string) (ServerLatency
 	cum := map[float64]uint64{}
 	var count uint64
 	for _, m := range f.GetMetric() {
-		if label != "" && !hasLabel(m, label, value) {
+		if label != "" && !scrape.HasLabel(m, label, value) {
 			continue
 		}
 		h := m.GetHistogram()
@@ -129,13 +110,4 @@ func histogramQuantiles(f *dto.MetricFamily, label, value string) (ServerLatency
 		return lower
 	}
 	return ServerLatency{Count: count, P50: quantile(0.5), P99: quantile(0.99)}, true
-}
-
-func hasLabel(m *dto.Metric, name, value string) bool {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue() == value
-		}
-	}
-	return false
 }

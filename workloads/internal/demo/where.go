@@ -15,6 +15,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ticketfair/ticketfair/workloads/internal/scrape"
 	"github.com/ticketfair/ticketfair/workloads/internal/subcmd"
 )
 
@@ -142,7 +143,7 @@ type redisCounters struct{ calls, usec map[string]int64 }
 
 func (s *sale) redisCounters(ctx context.Context) (redisCounters, error) {
 	info, err := redisCommandInfo(ctx, s.redisConfig())
-	return redisCounters{calls: parseCommandStats(info, "calls"), usec: parseCommandStats(info, "usec")}, err
+	return redisCounters{calls: scrape.CommandStats(info, "calls"), usec: scrape.CommandStats(info, "usec")}, err
 }
 
 // redisTimes is the time Redis spent in each command since before.

@@ -18,6 +18,7 @@ import (
 	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/internal/scrape"
 )
 
 // Benchmarks report Redis round trips per request from INFO commandstats
@@ -41,18 +42,15 @@ func benchGet(b *testing.B, method, url, tok string) int {
 }
 
 // roundTrips counts the commands in INFO commandstats that count says to.
-func roundTrips(b *testing.B, rdb *redis.Client, count func(cmdstat string) bool) int64 {
+func roundTrips(b *testing.B, rdb *redis.Client, count func(command string) bool) int64 {
 	info, err := rdb.Info(context.Background(), "commandstats").Result()
 	if err != nil {
 		b.Fatal(err)
 	}
 	var n int64
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
-		if ok && count(name) {
-			calls, _, _ := strings.Cut(rest, ",")
-			v, _ := strconv.ParseInt(calls, 10, 64)
-			n += v
+	for name, calls := range scrape.CommandStats(info, "calls") {
+		if count(name) {
+			n += calls
 		}
 	}
 	return n
@@ -60,10 +58,10 @@ func roundTrips(b *testing.B, rdb *redis.Client, count func(cmdstat string) bool
 
 // scriptsOnly counts EVAL/EVALSHA: the queue issues nothing else per
 // request, and the scripts' inner commands are not round trips.
-func scriptsOnly(name string) bool { return name == "cmdstat_evalsha" || name == "cmdstat_eval" }
+func scriptsOnly(name string) bool { return name == "evalsha" || name == "eval" }
 
 // allButInfo counts every command (the straightforward design runs no scripts).
-func allButInfo(name string) bool { return name != "cmdstat_info" }
+func allButInfo(name string) bool { return name != "info" }
 
 // measure runs req b.N times in parallel and reports Redis round trips per
 // request and requests per second.
