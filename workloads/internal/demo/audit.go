@@ -25,23 +25,21 @@ func deadlineOf(ctx context.Context) time.Time {
 	return time.Now().Add(time.Minute)
 }
 
-// redisCommandStats sums INFO commandstats: calls per command.
-func redisCommandStats(ctx context.Context, cfg config.Redis) (map[string]int64, error) {
-	info, err := redisCommandInfo(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return scrape.CommandStats(info, "calls"), nil
-}
+// redisCounters are INFO commandstats' calls and microseconds per command
+// (those run inside scripts included).
+type redisCounters struct{ calls, usec map[string]int64 }
 
-// redisCommandInfo is INFO commandstats.
-func redisCommandInfo(ctx context.Context, cfg config.Redis) (string, error) {
-	c, err := redisconn.New(cfg)
+func (s *sale) redisCounters(ctx context.Context) (redisCounters, error) {
+	c, err := redisconn.New(s.redisConfig())
 	if err != nil {
-		return "", err
+		return redisCounters{}, err
 	}
 	defer c.Close()
-	return c.Info(ctx, "commandstats").Result()
+	info, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return redisCounters{}, err
+	}
+	return redisCounters{calls: scrape.CommandStats(info, "calls"), usec: scrape.CommandStats(info, "usec")}, nil
 }
 
 // queueRequests reads the queue's own count of answered requests by

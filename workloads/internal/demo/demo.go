@@ -476,7 +476,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 
 func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, error) {
 	s.logf("\nwaiting room: %s/  (open it in a browser to join the crowd; sales open at %s)\n", s.edgeURL, s.open.Format(time.TimeOnly))
-	before, _ := redisCommandStats(ctx, s.redisConfig())
+	before, _ := s.redisCounters(ctx)
 	originBefore, _ := queueRequests(ctx, s.procs["queue"].url)
 	progress := newProgressLine(s.o.Out)
 	cfg := loadtest.Config{
@@ -493,16 +493,16 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 	if res == nil {
 		return nil, runErr
 	}
-	after, _ := redisCommandStats(ctx, s.redisConfig())
+	after, _ := s.redisCounters(ctx)
 	originAfter, _ := queueRequests(ctx, s.procs["queue"].url)
 	// Let the relay and the tickets consumer finish the last orders.
 	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	rep, err := s.audit(actx, res, before, after)
+	rep, err := s.audit(actx, res, before.calls, after.calls)
 	if err != nil {
 		return nil, err
 	}
-	rep.waitingFigures(originBefore, originAfter, before, after)
+	rep.waitingFigures(originBefore, originAfter, before.calls, after.calls)
 	s.auditFaults(rep, windows)
 	rep.Print(s.o.Out)
 	if runErr != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -15,7 +14,6 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ticketfair/ticketfair/workloads/internal/scrape"
 	"github.com/ticketfair/ticketfair/workloads/internal/subcmd"
 )
 
@@ -74,22 +72,11 @@ func startSelfProfile(dir string) (func(), error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.Create(filepath.Join(dir, selfProfile+".pprof"))
+	stop, err := subcmd.StartCPUProfile(filepath.Join(dir, selfProfile+".pprof"))
 	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
 		return nil, fmt.Errorf("profiling this process (is %s set?): %w", subcmd.CPUProfileEnv, err)
 	}
-	stopped := false
-	return func() {
-		if !stopped {
-			stopped = true
-			pprof.StopCPUProfile()
-			f.Close()
-		}
-	}, nil
+	return stop, nil
 }
 
 // profileEnv is the variable that makes a workload profile itself.
@@ -136,14 +123,6 @@ func createStatStatements(ctx context.Context, db string) error {
 		return fmt.Errorf("pg_stat_statements: %w", err)
 	}
 	return nil
-}
-
-// redisCounters are INFO commandstats' calls and microseconds per command.
-type redisCounters struct{ calls, usec map[string]int64 }
-
-func (s *sale) redisCounters(ctx context.Context) (redisCounters, error) {
-	info, err := redisCommandInfo(ctx, s.redisConfig())
-	return redisCounters{calls: scrape.CommandStats(info, "calls"), usec: scrape.CommandStats(info, "usec")}, err
 }
 
 // redisTimes is the time Redis spent in each command since before.

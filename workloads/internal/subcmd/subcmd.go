@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"sort"
+	"sync"
 	"syscall"
 )
 
@@ -83,7 +84,7 @@ func (s *Set) Run(args []string) int {
 	}
 	SetupLogging()
 	if path := os.Getenv(CPUProfileEnv); path != "" {
-		stopProfile, err := startCPUProfile(path)
+		stopProfile, err := StartCPUProfile(path)
 		if err != nil {
 			slog.Error(s.Name+" "+args[0]+": "+CPUProfileEnv, "err", err)
 			return 1
@@ -107,7 +108,9 @@ func (s *Set) Run(args []string) int {
 // after its graceful shutdown. Unset, nothing is profiled.
 const CPUProfileEnv = "TICKETFAIR_CPU_PROFILE"
 
-func startCPUProfile(path string) (stop func(), err error) {
+// StartCPUProfile profiles this process into the file path until the
+// function it returns is called (at most once has effect).
+func StartCPUProfile(path string) (stop func(), err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
@@ -116,12 +119,12 @@ func startCPUProfile(path string) (stop func(), err error) {
 		f.Close()
 		return nil, err
 	}
-	return func() {
+	return sync.OnceFunc(func() {
 		pprof.StopCPUProfile()
 		if err := f.Close(); err != nil {
 			slog.Error("closing the CPU profile", "path", path, "err", err)
 		}
-	}, nil
+	}), nil
 }
 
 // SetupLogging logs JSON to stderr at TICKETFAIR_LOG_LEVEL (default info);
