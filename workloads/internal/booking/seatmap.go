@@ -90,13 +90,13 @@ func (s *seatSnapshot) objects() (*httpapi.Cacheable, map[string]*httpapi.Cachea
 		f.bySection = map[string]*httpapi.Cacheable{}
 		body := f.body
 		body.Seats = make([]SeatState, 0, len(s.codes))
-		for _, sum := range f.body.Sections {
+		// The summaries are in layout order, a section each.
+		for k, sum := range f.body.Sections {
 			one := f.body
 			one.Sections = []SectionSummary{sum}
-			one.Seats = nil
-			for i := range s.layout.sections[sum.Name].all {
-				seat := &s.layout.seats[i]
-				one.Seats = append(one.Seats, SeatState{ID: seat.id, Status: seatStatus[s.codes[i]]})
+			span := s.layout.sections[k]
+			for i := span.from; i < span.to; i++ {
+				one.Seats = append(one.Seats, SeatState{ID: s.layout.seats[i].id, Status: seatStatus[s.codes[i]]})
 			}
 			if f.bySection[sum.Name], f.err = cacheable(one); f.err != nil {
 				return
@@ -113,9 +113,8 @@ func (s *seatSnapshot) objects() (*httpapi.Cacheable, map[string]*httpapi.Cachea
 // seat's state.
 type seatLayout struct {
 	seats    []layoutSeat
-	index    map[string]int      // seat id → position in seats
-	sections map[string]seatSpan // section → its seats' positions
-	order    []string            // sections in map order
+	index    map[string]int // seat id → position in seats
+	sections []seatSpan     // in map order
 }
 
 type layoutSeat struct {
@@ -124,15 +123,9 @@ type layoutSeat struct {
 }
 
 // seatSpan is a section's positions in the layout, [from, to).
-type seatSpan struct{ from, to int }
-
-// all ranges over the positions of a section.
-func (s seatSpan) all(yield func(int) bool) {
-	for i := s.from; i < s.to; i++ {
-		if !yield(i) {
-			return
-		}
-	}
+type seatSpan struct {
+	name     string
+	from, to int
 }
 
 // errLayoutChanged says a refresh met seats its layout does not have.
@@ -242,10 +235,11 @@ func (c *seatCache) render(layout *seatLayout, codes []byte, asOf time.Time, old
 		return &same, nil
 	}
 	compact := seatRowsBody{EventID: st.eventID, AsOf: asOf.UTC(), Currency: st.currency, Sections: []SectionSummary{}, Rows: []SeatRow{}}
-	for _, name := range layout.order {
+	for _, span := range layout.sections {
+		name := span.name
 		var rows []SeatRow
 		sum := SectionSummary{Name: name}
-		for i := range layout.sections[name].all {
+		for i := span.from; i < span.to; i++ {
 			seat, code := &layout.seats[i], codes[i]
 			sum.Price = seat.price
 			if len(rows) == 0 || rows[len(rows)-1].Row != seat.row {
@@ -292,18 +286,17 @@ func (s *Store) seatLayout(ctx context.Context) (*seatLayout, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &seatLayout{index: map[string]int{}, sections: map[string]seatSpan{}}
+	l := &seatLayout{index: map[string]int{}}
 	var seat layoutSeat
 	_, err = pgx.ForEachRow(rows, []any{&seat.id, &seat.section, &seat.row, &seat.number, &seat.price}, func() error {
 		i := len(l.seats)
 		l.index[seat.id] = i
 		l.seats = append(l.seats, seat)
-		if span, ok := l.sections[seat.section]; ok {
-			span.to = i + 1
-			l.sections[seat.section] = span
+		// Sorted by section: a section's seats are contiguous.
+		if n := len(l.sections); n > 0 && l.sections[n-1].name == seat.section {
+			l.sections[n-1].to = i + 1
 		} else {
-			l.sections[seat.section] = seatSpan{from: i, to: i + 1}
-			l.order = append(l.order, seat.section)
+			l.sections = append(l.sections, seatSpan{name: seat.section, from: i, to: i + 1})
 		}
 		return nil
 	})
@@ -327,8 +320,7 @@ func (s *Store) seatStates(ctx context.Context, layout *seatLayout) (codes []byt
 	n := 0
 	for rows.Next() {
 		if n == 0 {
-			var id, code string
-			if err := rows.Scan(&id, &code, &asOf); err != nil {
+			if err := rows.Scan(nil, nil, &asOf); err != nil {
 				return nil, asOf, err
 			}
 		}
