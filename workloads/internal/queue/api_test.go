@@ -224,7 +224,7 @@ func TestPollCostsNoRedis(t *testing.T) {
 		cs = append(cs, cust{tok, r.view(t).QueueID})
 	}
 	time.Sleep(2 * snapshotEvery)
-	before := commandCalls(t, rdb)
+	before := roundTrips(t, rdb, scriptsOnly)
 	start := time.Now()
 	const polls = 2000
 	var wg sync.WaitGroup
@@ -242,37 +242,13 @@ func TestPollCostsNoRedis(t *testing.T) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	calls := commandCalls(t, rdb) - before
+	calls := roundTrips(t, rdb, scriptsOnly) - before
 	// The snapshot refreshes every 250 ms whatever the polls; allow for it.
 	allowed := int64(elapsed/snapshotEvery) + 3
 	if calls > allowed {
 		t.Fatalf("%d polls in %v made %d Redis calls (snapshot alone: <= %d)", polls, elapsed, calls, allowed)
 	}
 	t.Logf("%d polls in %v: %d Redis calls (snapshot refreshes), %.4f per poll", polls, elapsed, calls, float64(calls)/polls)
-}
-
-// commandCalls counts the round trips of the queue service, which issues
-// only scripts (INFO commandstats also counts the scripts' inner commands).
-func commandCalls(t testing.TB, rdb *redis.Client) int64 {
-	t.Helper()
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int64
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
-		if !ok {
-			continue
-		}
-		switch name {
-		case "cmdstat_evalsha", "cmdstat_eval":
-			calls, _, _ := strings.Cut(rest, ",")
-			v, _ := strconv.ParseInt(calls, 10, 64)
-			n += v
-		}
-	}
-	return n
 }
 
 // TestRedisDown: with Redis gone, requests fail fast with 503 and

@@ -42,10 +42,11 @@ func benchGet(b *testing.B, method, url, tok string) int {
 }
 
 // roundTrips counts the commands in INFO commandstats that count says to.
-func roundTrips(b *testing.B, rdb *redis.Client, count func(command string) bool) int64 {
+func roundTrips(tb testing.TB, rdb *redis.Client, count func(command string) bool) int64 {
+	tb.Helper()
 	info, err := rdb.Info(context.Background(), "commandstats").Result()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	var n int64
 	for name, calls := range scrape.CommandStats(info, "calls") {

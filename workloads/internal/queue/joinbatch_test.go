@@ -27,7 +27,7 @@ func TestCoalescedJoins(t *testing.T) {
 	redisURL, rdb := testenv.RedisDB(t)
 	base := startService(t, testConfig(t, redisURL), nil)
 	const customers, dup, attempts = 400, 4, 20
-	before := commandCalls(t, rdb)
+	before := roundTrips(t, rdb, scriptsOnly)
 	var mu sync.Mutex
 	places := map[string]map[int64]bool{}
 	created := map[string]int{}
@@ -62,7 +62,7 @@ func TestCoalescedJoins(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	calls := commandCalls(t, rdb) - before
+	calls := roundTrips(t, rdb, scriptsOnly) - before
 	seen := map[int64]bool{}
 	retried := 0
 	for c, ps := range places {

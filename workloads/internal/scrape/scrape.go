@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -62,12 +63,7 @@ func Sum(f *dto.MetricFamily, label string, values ...string) float64 {
 func HasLabel(m *dto.Metric, name string, values ...string) bool {
 	for _, l := range m.GetLabel() {
 		if l.GetName() == name {
-			for _, v := range values {
-				if l.GetValue() == v {
-					return true
-				}
-			}
-			return false
+			return slices.Contains(values, l.GetValue())
 		}
 	}
 	return false
