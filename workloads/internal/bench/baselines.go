@@ -98,6 +98,11 @@ func pgbench(ctx context.Context, databaseURL, dir string, clients, seconds int)
 	return strconv.ParseFloat(string(m[1]), 64)
 }
 
+// plainAnswer has the shape and size of a join's answer: a 55-character
+// queueId (41 bytes in base64url) and the same fields.
+var plainAnswer = []byte(`{"queueId":"AgAAAAAAAAABAAAAADuaygEAAAAAAAAAB5Zq3yvD0kK9n2xWc1TvQ8R","status":"waiting","place":1000000001,` +
+	`"position":1,"ahead":0,"estimatedWaitSeconds":0,"pollAfterSeconds":5,"salesOpen":true}` + "\n")
+
 // plainServer is a minimal Go HTTP handler: the ceiling of any HTTP service
 // on this machine under the same load generator.
 func plainServer() (string, func(), error) {
@@ -110,7 +115,7 @@ func plainServer() (string, func(), error) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write([]byte(`{"queueId":"x","status":"waiting","position":1,"ahead":0,"pollAfterSeconds":5}`))
+		_, _ = w.Write(plainAnswer)
 	})
 	srv := &http.Server{Handler: mux}
 	go func() { _ = srv.Serve(ln) }()

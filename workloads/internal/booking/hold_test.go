@@ -365,6 +365,22 @@ func TestHoldAllOrNothing(t *testing.T) {
 	if orderPayBy, _ := time.Parse(time.RFC3339Nano, o["payBy"].(string)); !orderPayBy.Equal(payBy) {
 		t.Fatalf("order payBy %v, hold payBy %v", o["payBy"], payBy)
 	}
+	// Every seat not taken is named, however many.
+	r = e.do("POST", "/events/7/holds", `{"seats":["B-1-1","A-1-3","A-1-2"]}`, QueueTokenHeader, e.token("third"))
+	if un := r.json(t)["error"].(map[string]any)["unavailable"].([]any); r.status != http.StatusConflict || len(un) != 2 || un[0] != "A-1-2" || un[1] != "A-1-3" {
+		t.Fatalf("two taken seats: %d %s", r.status, r.body)
+	}
+	// A hold across sections costs the sum of its seats' prices, in the
+	// answer, the order and the order's seats.
+	r = e.do("POST", "/events/7/holds", `{"seats":["B-1-1","A-2-1","B-1-2"]}`, QueueTokenHeader, e.token("third"))
+	if h = r.json(t); r.status != http.StatusCreated || h["amount"] != "179.50" {
+		t.Fatalf("hold across sections: %d %s", r.status, r.body)
+	}
+	var orderAmount, seatsAmount string
+	if err := e.pool.QueryRow(context.Background(), `SELECT o.amount::text, (SELECT sum(price)::text FROM order_seat WHERE order_id = o.id)
+		FROM ticket_order o WHERE o.id = $1`, h["orderId"]).Scan(&orderAmount, &seatsAmount); err != nil || orderAmount != "179.50" || seatsAmount != "179.50" {
+		t.Fatalf("order amount %s, its seats %s: %v", orderAmount, seatsAmount, err)
+	}
 }
 
 // A payment timeout that is not shorter than the hold TTL is refused at

@@ -130,55 +130,21 @@ type Hold struct {
 	PayBy time.Time `json:"payBy"`
 }
 
-// The statements of a hold, in the order of its batch (see Hold).
-const (
-	// holdLimitSQL refuses a hold that would take the customer's live HELD
-	// and SOLD seats past the limit; it runs under the customer's lock.
-	holdLimitSQL = `
-SELECT hold_refuse(count(*) + $3 > $4, 'seat_limit', count(*)::text)
-  FROM seat WHERE event_id = $1 AND held_by = $2
-   AND (status = 'SOLD' OR (status = 'HELD' AND hold_expires_at > now()))`
-	holdOrderSQL = `
-INSERT INTO ticket_order (id, customer_id, event_id, session_id, amount, currency, hold_expires_at)
-VALUES ($1, $2, $3, $4, 0, $5, now() + $6::bigint * interval '1 millisecond')
-RETURNING hold_expires_at`
-	// holdSeatSQL takes one seat if it is free or its hold has expired,
-	// and records it with its price as one of the order's seats; a seat it
-	// does not take is left for holdAllTakenSQL to refuse.
-	holdSeatSQL = `
-WITH taken AS (
-	UPDATE seat SET status = 'HELD', held_by = $3, order_id = $4,
-	       hold_expires_at = now() + $5::bigint * interval '1 millisecond', updated_at = now()
-	 WHERE event_id = $1 AND seat_id = $2
-	   AND (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at <= now()))
-	RETURNING seat_id, section, price
-)
-INSERT INTO order_seat (order_id, event_id, seat_id, section, price)
-SELECT $4, $1, seat_id, section, price FROM taken`
-	// holdAllTakenSQL refuses the hold, naming them, if the order did not
-	// get every seat. It reads the order's own rows, not the seats, whose
-	// update chains are long on a hot seat.
-	holdAllTakenSQL = `
-SELECT hold_refuse(count(*) < cardinality($2::text[]), 'seats_unavailable',
-       (SELECT string_agg(u.id, ',' ORDER BY u.id) FROM unnest($2::text[]) AS u(id)
-         WHERE NOT EXISTS (SELECT 1 FROM order_seat os WHERE os.order_id = $1 AND os.seat_id = u.id)))
-  FROM order_seat WHERE order_id = $1`
-	holdAmountSQL = `
-UPDATE ticket_order SET amount = (SELECT sum(price) FROM order_seat WHERE order_id = $1)
- WHERE id = $1
-RETURNING amount::text`
-)
+// holdSQL is a hold: one call of hold_seats (migration 00006), which takes
+// the customer's lock, checks the limit, inserts the PENDING order and
+// takes each seat in the given order, raising holdRefusedCode when a check
+// refuses.
+const holdSQL = `SELECT expires_at, amount FROM hold_seats($1, $2, $3, $4, $5, $6, $7, $8)`
 
-// holdRefusedCode is the SQLSTATE of hold_refuse (migration 00005).
+// holdRefusedCode is the SQLSTATE of hold_seats's refusals.
 const holdRefusedCode = "TFH01"
 
 // Hold holds all of seats for customer, or none, in one round trip: one
-// pipelined batch, which PostgreSQL runs as one implicit transaction. The
-// customer's advisory lock (so parallel holds cannot add up past the
-// limit), the limit check, the PENDING order, one conditional UPDATE per
-// seat in sorted order (each recording the seat as the order's), the
-// check that every seat was taken, then the order's amount. A refused
-// check raises, which skips the rest of the batch and rolls it all back.
+// statement (holdSQL), which PostgreSQL runs as one implicit transaction.
+// The customer's advisory lock (so parallel holds cannot add up past the
+// limit), the limit check, the PENDING order with its amount, then one
+// conditional UPDATE per seat in sorted order, each recording the seat as
+// the order's. A refused check raises, which rolls it all back.
 func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []string) (*Hold, error) {
 	sorted, err := s.checkSeats(seats)
 	if err != nil {
@@ -202,63 +168,15 @@ func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []st
 	return res, nil
 }
 
-// holdStatements are prepared by name on each connection that holds. A
-// refused hold ends its batch with an error, and pgx drops the statements
-// it prepared itself for a batch that failed, so the next hold on the
-// connection would prepare them all again: a round trip and a plan each.
-var holdStatements = map[string]string{
-	"hold_lock":      customerLockSQL,
-	"hold_limit":     holdLimitSQL,
-	"hold_order":     holdOrderSQL,
-	"hold_seat":      holdSeatSQL,
-	"hold_all_taken": holdAllTakenSQL,
-	"hold_amount":    holdAmountSQL,
-}
-
 func (s *Store) holdOnce(ctx context.Context, customer, sessionID string, sorted []string) (*Hold, error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Release()
-	for name, sql := range holdStatements {
-		// Once per connection; after that pgx answers from its own map.
-		if _, err := conn.Conn().Prepare(ctx, name, sql); err != nil {
-			return nil, fmt.Errorf("prepare %s: %w", name, err)
-		}
-	}
 	orderID := uuid.New()
-	ttl := s.holdTTL.Milliseconds()
-	b := &pgx.Batch{}
-	b.Queue("hold_lock", customer, s.eventID)
-	b.Queue("hold_limit", s.eventID, customer, len(sorted), s.maxSeats)
-	b.Queue("hold_order", orderID, customer, s.eventID, sessionID, s.currency, ttl)
-	for _, id := range sorted {
-		b.Queue("hold_seat", s.eventID, id, customer, orderID, ttl)
-	}
-	b.Queue("hold_all_taken", orderID, sorted)
-	b.Queue("hold_amount", orderID)
-	br := conn.SendBatch(ctx, b)
-	defer br.Close()
 	var (
 		expires time.Time
 		amount  string
 	)
-	for i := range b.Len() {
-		var err error
-		switch i {
-		case 2:
-			err = br.QueryRow().Scan(&expires)
-		case b.Len() - 1:
-			err = br.QueryRow().Scan(&amount)
-		default:
-			_, err = br.Exec()
-		}
-		if err != nil {
-			return nil, s.holdRefusal(err)
-		}
-	}
-	if err := br.Close(); err != nil {
+	err := s.pool.QueryRow(ctx, holdSQL, s.eventID, orderID, customer, sessionID, s.currency,
+		s.holdTTL.Milliseconds(), s.maxSeats, sorted).Scan(&expires, &amount)
+	if err != nil {
 		return nil, s.holdRefusal(err)
 	}
 	total, err := ParseCents(amount)
@@ -269,7 +187,7 @@ func (s *Store) holdOnce(ctx context.Context, customer, sessionID string, sorted
 		ExpiresAt: expires.UTC(), PayBy: expires.Add(s.paymentTimeout - s.holdTTL).UTC()}, nil
 }
 
-// holdRefusal turns hold_refuse's error into the business error it stands
+// holdRefusal turns hold_seats's refusal into the business error it stands
 // for; any other error is returned as it is.
 func (s *Store) holdRefusal(err error) error {
 	var pe *pgconn.PgError

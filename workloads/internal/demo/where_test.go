@@ -65,7 +65,7 @@ func checkWhereCPU(t *testing.T, w *WhereCPU) {
 	if w.RedisError != "" || !has(w.Redis, "evalsha") {
 		t.Errorf("Redis commands: %+v %s", w.Redis, w.RedisError)
 	}
-	if w.PostgresError != "" || !has(w.Postgres, "UPDATE seat") {
+	if w.PostgresError != "" || !has(w.Postgres, "hold_seats") {
 		t.Errorf("PostgreSQL statements: %+v %s", w.Postgres, w.PostgresError)
 	}
 }
