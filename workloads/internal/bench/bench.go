@@ -449,9 +449,9 @@ func benchSeats() []string {
 // measureStoreHolds holds one seat per call through booking.Store, with
 // no HTTP, token or session check around it: what compares with pgbench's
 // bare conditional UPDATE. The holds expire at once, as pgbench's do, and
-// are swept, so the seats are free again for the HTTP holds that follow. It has one
-// connection per client, as pgbench has; pgx's default pool (four
-// connections on two cores) would measure the queue for the pool.
+// are swept, so the seats are free again for the HTTP holds that follow.
+// It has one connection per client, as pgbench has; pgx's default pool
+// (four connections on two cores) would measure the queue for the pool.
 func (s *services) measureStoreHolds(ctx context.Context, o Options, clients int) (measurement, error) {
 	pool, err := database.Pool(ctx, config.Postgres{DatabaseURL: s.databaseURL}, database.MaxConns(clients))
 	if err != nil {

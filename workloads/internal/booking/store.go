@@ -42,8 +42,9 @@ const (
 	ReasonOrderSettled = "order_settled"
 )
 
-// customerLockSQL serializes one customer's holds and confirmations, so
-// no two of them can add up past the seat limit.
+// customerLockSQL serializes one customer's confirmations with each other
+// and with their holds (hold_seats takes the same lock), so no two of them
+// can add up past the seat limit.
 const customerLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`
 
 // Store is the booking logic on PostgreSQL. Every decision is made by the
