@@ -26,11 +26,6 @@ type api struct {
 	observe    func(endpoint string, status int, start time.Time)
 }
 
-type seatView struct {
-	ID     string `json:"id"`
-	Status string `json:"status"`
-}
-
 type sectionView struct {
 	Name      string `json:"name"`
 	Price     string `json:"price"`
@@ -48,7 +43,30 @@ type seatMap struct {
 		First   int    `json:"first"`
 		Seats   string `json:"seats"`
 	} `json:"rows"`
-	Seats []seatView `json:"-"`
+}
+
+// available returns the ids of the seats of section that the map shows
+// available, in map order.
+func (m seatMap) available(section string) []string {
+	var ids []string
+	var b []byte
+	for _, row := range m.Rows {
+		if row.Section != section {
+			continue
+		}
+		for i := 0; i < len(row.Seats); i++ {
+			if row.Seats[i] != 'A' {
+				continue
+			}
+			b = append(b[:0], row.Section...)
+			b = append(b, '-')
+			b = strconv.AppendInt(b, int64(row.Row), 10)
+			b = append(b, '-')
+			b = strconv.AppendInt(b, int64(row.First+i), 10)
+			ids = append(ids, string(b))
+		}
+	}
+	return ids
 }
 
 type holdResponse struct {
@@ -173,14 +191,6 @@ func (a *api) seats(ctx context.Context, section string) (seatMap, bool) {
 	var m seatMap
 	if r.status != http.StatusOK || json.Unmarshal(r.body, &m) != nil {
 		return m, false
-	}
-	status := map[byte]string{'A': "AVAILABLE", 'H': "HELD", 'S': "SOLD"}
-	for _, row := range m.Rows {
-		for i := 0; i < len(row.Seats); i++ {
-			if st, ok := status[row.Seats[i]]; ok {
-				m.Seats = append(m.Seats, seatView{ID: fmt.Sprintf("%s-%d-%d", row.Section, row.Row, row.First+i), Status: st})
-			}
-		}
 	}
 	return m, true
 }

@@ -16,7 +16,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -188,9 +187,14 @@ type crowd struct {
 	paid   []string
 }
 
+// cachedSection is the crowd's copy of one section's seat map.
 type cachedSection struct {
 	at    time.Time
 	avail []string
+	stale bool // a hold found seats taken that the copy shows available
+	// fetch is closed when the refresh in flight ends; nil when there is
+	// none. One customer refreshes a section at a time.
+	fetch chan struct{}
 }
 
 // Run drives the crowd until every customer is done or the deadline passes.
@@ -657,6 +661,7 @@ func (cr *crowd) choose(ctx context.Context, c *customer) {
 		// Try another section before giving up.
 		for _, s := range cr.sections {
 			if seats = cr.pick(ctx, s, int(c.want)); len(seats) > 0 {
+				section = s // the copy a conflict proves stale
 				break
 			}
 		}
@@ -726,35 +731,36 @@ func (cr *crowd) rejoin(c *customer) {
 
 // pick returns up to n seats believed available, from a copy of the seat map
 // shared by all customers and refreshed about once a second, as a CDN would
-// serve it.
+// serve it: one customer refreshes a section while the others go on
+// picking from the copy, and wait for the refresh only when the copy has
+// no seat left.
 func (cr *crowd) pick(ctx context.Context, section string, n int) []string {
 	cr.seatsMu.Lock()
+	defer cr.seatsMu.Unlock()
 	cs := cr.seatCache[section]
-	stale := cs == nil || time.Since(cs.at) > time.Second
-	cr.seatsMu.Unlock()
-	if stale {
-		if m, ok := cr.api.seats(ctx, section); ok {
-			var avail []string
-			for _, seat := range m.Seats {
-				if seat.Status == "AVAILABLE" && strings.HasPrefix(seat.ID, section+"-") {
-					avail = append(avail, seat.ID)
-				}
-			}
-			cr.seatsMu.Lock()
-			cs = &cachedSection{at: time.Now(), avail: avail}
-			cr.seatCache[section] = cs
-			cr.seatsMu.Unlock()
+	if cs == nil {
+		cs = &cachedSection{}
+		cr.seatCache[section] = cs
+	}
+	if cs.fetch == nil && (cs.stale || time.Since(cs.at) > time.Second) {
+		cr.refresh(ctx, section, cs)
+	}
+	for len(cs.avail) == 0 && cs.fetch != nil {
+		done := cs.fetch
+		cr.seatsMu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+		cr.seatsMu.Lock()
+		if ctx.Err() != nil {
+			return nil
 		}
 	}
-	cr.seatsMu.Lock()
-	defer cr.seatsMu.Unlock()
-	cs = cr.seatCache[section]
-	if cs == nil || len(cs.avail) == 0 {
+	if len(cs.avail) == 0 {
 		return nil
 	}
-	if n > len(cs.avail) {
-		n = len(cs.avail)
-	}
+	n = min(n, len(cs.avail))
 	// Adjacent seats from a random start, like people pick.
 	i := cr.rnd.IntN(len(cs.avail) - n + 1)
 	out := append([]string(nil), cs.avail[i:i+n]...)
@@ -763,12 +769,31 @@ func (cr *crowd) pick(ctx context.Context, section string, n int) []string {
 	return out
 }
 
+// refresh reads section's seat map into cs without holding seatsMu, which
+// it is called and returns with.
+func (cr *crowd) refresh(ctx context.Context, section string, cs *cachedSection) {
+	done := make(chan struct{})
+	cs.fetch = done
+	cr.seatsMu.Unlock()
+	m, ok := cr.api.seats(ctx, section)
+	var avail []string
+	if ok {
+		avail = m.available(section)
+	}
+	cr.seatsMu.Lock()
+	if ok {
+		cs.at, cs.avail, cs.stale = time.Now(), avail, false
+	}
+	cs.fetch = nil
+	close(done)
+}
+
 // invalidate makes the next pick in section refresh the seat map.
 func (cr *crowd) invalidate(section string) {
 	cr.seatsMu.Lock()
 	defer cr.seatsMu.Unlock()
 	if cs := cr.seatCache[section]; cs != nil {
-		cs.at = time.Time{}
+		cs.stale = true
 	}
 }
 
