@@ -49,21 +49,15 @@ type seatMap struct {
 // available, in map order.
 func (m seatMap) available(section string) []string {
 	var ids []string
-	var b []byte
 	for _, row := range m.Rows {
 		if row.Section != section {
 			continue
 		}
+		prefix := row.Section + "-" + strconv.Itoa(row.Row) + "-"
 		for i := 0; i < len(row.Seats); i++ {
-			if row.Seats[i] != 'A' {
-				continue
+			if row.Seats[i] == 'A' {
+				ids = append(ids, prefix+strconv.Itoa(row.First+i))
 			}
-			b = append(b[:0], row.Section...)
-			b = append(b, '-')
-			b = strconv.AppendInt(b, int64(row.Row), 10)
-			b = append(b, '-')
-			b = strconv.AppendInt(b, int64(row.First+i), 10)
-			ids = append(ids, string(b))
 		}
 	}
 	return ids

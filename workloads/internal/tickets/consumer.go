@@ -170,9 +170,6 @@ func (c *consumer) fetch(ctx context.Context, msgs chan<- kafka.Message) error {
 // handleAll stores batch's messages, up to consumerWorkers at once; its
 // error is ctx's.
 func (c *consumer) handleAll(ctx context.Context, batch []kafka.Message) error {
-	if len(batch) == 1 {
-		return c.handle(ctx, batch[0])
-	}
 	var g errgroup.Group
 	g.SetLimit(consumerWorkers)
 	for _, m := range batch {

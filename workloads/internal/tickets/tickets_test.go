@@ -523,12 +523,7 @@ func TestConsumerCrashBeforeCommit(t *testing.T) {
 	}
 
 	// franz-go sees the group's committed offsets at the end of each partition.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
+	adm := admin(t, brokers)
 	offsets, err := adm.FetchOffsets(ctx, cfg.ConsumerGroup)
 	if err != nil {
 		t.Fatal(err)
@@ -550,16 +545,22 @@ func TestConsumerCrashBeforeCommit(t *testing.T) {
 	}
 }
 
-// committedTotal is the sum of group's committed offsets, as franz-go
-// reads them.
-func committedTotal(t *testing.T, brokers []string, group string) int64 {
+// admin is a franz-go admin client of brokers, closed with the test.
+func admin(t *testing.T, brokers []string) *kadm.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
-	offsets, err := kadm.NewClient(cl).FetchOffsets(context.Background(), group)
+	t.Cleanup(cl.Close)
+	return kadm.NewClient(cl)
+}
+
+// committedTotal is the sum of group's committed offsets, as franz-go
+// reads them.
+func committedTotal(t *testing.T, brokers []string, group string) int64 {
+	t.Helper()
+	offsets, err := admin(t, brokers).FetchOffsets(context.Background(), group)
 	if err != nil {
 		t.Fatal(err)
 	}
