@@ -155,10 +155,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := s.startWorkloads(ctx); err != nil {
 		return nil, err
 	}
-	var redisBefore redisCounters
-	if o.CPUProfiles != "" {
-		redisBefore, _ = s.redisCounters(ctx)
-	}
 	done := func() {}
 	if o.Observe != nil {
 		urls := map[string]string{}
@@ -173,7 +169,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	if o.CPUProfiles != "" {
-		rep.CPU = s.whereCPU(ctx, stopProfile, redisBefore)
+		rep.CPU = s.whereCPU(ctx, stopProfile)
 		rep.CPU.print(o.Out)
 	}
 	if o.ReportJSON != "" {
@@ -209,6 +205,9 @@ type sale struct {
 	booking                       config.Booking
 
 	faults faultState // only with Options.Faults
+	// redisAtStart is Redis's commandstats as the crowd started: the
+	// audit's and where the CPU went's zero.
+	redisAtStart redisCounters
 }
 
 func (s *sale) logf(format string, args ...any) { fmt.Fprintf(s.o.Out, format+"\n", args...) }
@@ -476,7 +475,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 
 func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, error) {
 	s.logf("\nwaiting room: %s/  (open it in a browser to join the crowd; sales open at %s)\n", s.edgeURL, s.open.Format(time.TimeOnly))
-	before, _ := s.redisCounters(ctx)
+	s.redisAtStart, _ = s.redisCounters(ctx)
 	originBefore, _ := queueRequests(ctx, s.procs["queue"].url)
 	progress := newProgressLine(s.o.Out)
 	cfg := loadtest.Config{
@@ -498,11 +497,11 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 	// Let the relay and the tickets consumer finish the last orders.
 	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	rep, err := s.audit(actx, res, before.calls, after.calls)
+	rep, err := s.audit(actx, res, s.redisAtStart.calls, after.calls)
 	if err != nil {
 		return nil, err
 	}
-	rep.waitingFigures(originBefore, originAfter, before.calls, after.calls)
+	rep.waitingFigures(originBefore, originAfter, s.redisAtStart.calls, after.calls)
 	s.auditFaults(rep, windows)
 	rep.Print(s.o.Out)
 	if runErr != nil {

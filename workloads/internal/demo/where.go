@@ -88,9 +88,9 @@ func (s *sale) profileEnv(name string) []string {
 }
 
 // whereCPU stops the workloads and this process's profile, then breaks the
-// profiles down, with Redis's time per command since redisBefore and
+// profiles down, with Redis's time per command since the crowd started and
 // PostgreSQL's per statement.
-func (s *sale) whereCPU(ctx context.Context, stopSelf func(), redisBefore redisCounters) *WhereCPU {
+func (s *sale) whereCPU(ctx context.Context, stopSelf func()) *WhereCPU {
 	stopSelf()
 	w := &WhereCPU{Dir: s.o.CPUProfiles}
 	names := []string{selfProfile}
@@ -107,7 +107,7 @@ func (s *sale) whereCPU(ctx context.Context, stopSelf func(), redisBefore redisC
 		}
 		w.Processes = append(w.Processes, b)
 	}
-	w.Redis, w.RedisError = s.redisTimes(ctx, redisBefore)
+	w.Redis, w.RedisError = s.redisTimes(ctx, s.redisAtStart)
 	w.Postgres, w.PostgresError = s.postgresTimes(ctx)
 	return w
 }
