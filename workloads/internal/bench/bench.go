@@ -169,30 +169,31 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	// Redis's background load (the queues' snapshot refreshes), measured
 	// idle for as long as a measurement and subtracted from both.
 	logf("ticketfair: Redis CPU while idle ...")
-	idle0, err := redisCPU(ctx, s.rdb)
+	idle0, err := redisNow(ctx, s.rdb)
 	if err != nil {
 		return nil, err
 	}
 	time.Sleep(o.Duration)
-	cpu0, err := redisCPU(ctx, s.rdb)
+	r0, err := redisNow(ctx, s.rdb)
 	if err != nil {
 		return nil, err
 	}
-	background := cpu0 - idle0
+	background := r0.minus(idle0)
 	logf("ticketfair: joins with one script call per join ...")
 	joinsOne := closedLoop(ctx, o.Concurrency, o.Duration, joinVia(s.queueOneURL))
-	cpu1, err := redisCPU(ctx, s.rdb)
+	r1, err := redisNow(ctx, s.rdb)
 	if err != nil {
 		return nil, err
 	}
 	logf("ticketfair: joins, coalesced ...")
 	joins := closedLoop(ctx, o.Concurrency, o.Duration, joinVia(s.queueURL))
-	cpu2, err := redisCPU(ctx, s.rdb)
+	r2, err := redisNow(ctx, s.rdb)
 	if err != nil {
 		return nil, err
 	}
-	cpuOne := max(cpu1-cpu0-background, 0) / float64(joinsOne.Ops) * 100000
-	cpuBatched := max(cpu2-cpu1-background, 0) / float64(joins.Ops) * 100000
+	one, batched := r1.minus(r0).minus(background), r2.minus(r1).minus(background)
+	cpuOne := max(one.cpu, 0) / float64(joinsOne.Ops) * 100000
+	cpuBatched := max(batched.cpu, 0) / float64(joins.Ops) * 100000
 	if len(queueIDs) == 0 {
 		return nil, fmt.Errorf("no join succeeded")
 	}
@@ -255,8 +256,8 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		// The admitter's primitive, for reference: members popped per second.
 		{What: "(reference only)", Baseline: "redis-benchmark ZPOPMIN 100, members/s", BaselineRPS: zpopRPS * 100},
 	}
-	cpuLine := fmt.Sprintf("\nRedis CPU per 100,000 joins (INFO cpu, user+sys, less %.2f s of idle background per %s): %.2f s coalesced (%d joins) vs %.2f s with one script call per join (%d joins): %.2fx\n",
-		background, o.Duration, cpuBatched, joins.Ops, cpuOne, joinsOne.Ops, cpuBatched/cpuOne)
+	cpuLine := fmt.Sprintf("\nRedis CPU per 100,000 joins (INFO cpu, user+sys, less %.2f s of idle background per %s): %.2f s coalesced (%d joins, %.1f per script call) vs %.2f s with one script call per join (%d joins): %.2fx\n",
+		background.cpu, o.Duration, cpuBatched, joins.Ops, float64(joins.Ops)/float64(max(batched.scripts, 1)), cpuOne, joinsOne.Ops, cpuBatched/cpuOne)
 	table := formatRows(rows, o) + cpuLine + formatWaiting([]waitingCost{before, after}) + seatBytes
 	fmt.Fprint(o.Out, table)
 	if o.Markdown != "" {

@@ -153,13 +153,25 @@ func redisCalls(ctx context.Context, rdb *redis.Client) (int64, error) {
 	return n, nil
 }
 
-// redisCPU is Redis's CPU time so far (INFO cpu: used_cpu_user + used_cpu_sys), in seconds.
-func redisCPU(ctx context.Context, rdb *redis.Client) (float64, error) {
-	info, err := rdb.Info(ctx, "cpu").Result()
+// redisLoad is what Redis has done so far: CPU time (INFO cpu:
+// used_cpu_user + used_cpu_sys) in seconds, and script calls (EVAL and
+// EVALSHA in INFO commandstats).
+type redisLoad struct {
+	cpu     float64
+	scripts int64
+}
+
+func (a redisLoad) minus(b redisLoad) redisLoad {
+	return redisLoad{cpu: a.cpu - b.cpu, scripts: a.scripts - b.scripts}
+}
+
+func redisNow(ctx context.Context, rdb *redis.Client) (redisLoad, error) {
+	info, err := rdb.Info(ctx, "cpu", "commandstats").Result()
 	if err != nil {
-		return 0, err
+		return redisLoad{}, err
 	}
-	return scrape.CPUSeconds(info), nil
+	calls := scrape.CommandStats(info, "calls")
+	return redisLoad{cpu: scrape.CPUSeconds(info), scripts: calls["evalsha"] + calls["eval"]}, nil
 }
 
 func formatWaiting(ws []waitingCost) string {

@@ -27,6 +27,34 @@ func joinMany(t testing.TB, st *store, set Settings, prefix string, n int) {
 	}
 }
 
+// joinCoalesced joins the same customers as joinMany through the coalesced
+// script, seven to a call.
+func joinCoalesced(t testing.TB, st *store, set Settings, prefix string, n int) {
+	t.Helper()
+	for i := 0; i < n; i += 7 {
+		var batch []string
+		for k := i; k < min(i+7, n); k++ {
+			batch = append(batch, fmt.Sprintf("%s%05d", prefix, k))
+		}
+		ps, err := st.joinMany(context.Background(), batch, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, p := range ps {
+			if !p.Created || p.State != "w" {
+				t.Fatalf("%s: %+v, want a new waiting place", batch[k], p)
+			}
+		}
+	}
+}
+
+// joinPaths are the two ways a pod joins customers: one script call per
+// join (join batch 1) and coalesced. Fairness must not depend on which.
+var joinPaths = []struct {
+	name string
+	join func(t testing.TB, st *store, set Settings, prefix string, n int)
+}{{"one call per join", joinMany}, {"coalesced", joinCoalesced}}
+
 // parseLog splits the admit log's entries: the first pre must be of the
 // pre-queue's cohort ("p"), the others of those placed after opening ("f").
 func parseLog(t testing.TB, entries []string, pre int) (customers []string, arrival, qseq []int64) {
@@ -48,10 +76,16 @@ func parseLog(t testing.TB, entries []string, pre int) (customers []string, arri
 }
 
 func TestFIFOAfterOpening(t *testing.T) {
+	for _, path := range joinPaths {
+		t.Run(path.name, func(t *testing.T) { testFIFOAfterOpening(t, path.join) })
+	}
+}
+
+func testFIFOAfterOpening(t *testing.T, join func(t testing.TB, st *store, set Settings, prefix string, n int)) {
 	rdb := testenv.Redis(t)
 	st := newStore(rdb, testEvent)
 	set := testSettings() // no SalesOpenAt: open
-	joinMany(t, st, set, "c", 300)
+	join(t, st, set, "c", 300)
 	epoch, _ := st.takeEpoch(context.Background())
 	for range 10 {
 		if _, err := st.tick(context.Background(), epoch, set, 40); err != nil {
@@ -70,14 +104,20 @@ func TestFIFOAfterOpening(t *testing.T) {
 }
 
 func TestPreQueueFIFOMode(t *testing.T) {
+	for _, path := range joinPaths {
+		t.Run(path.name, func(t *testing.T) { testPreQueueFIFOMode(t, path.join) })
+	}
+}
+
+func testPreQueueFIFOMode(t *testing.T, join func(t testing.TB, st *store, set Settings, prefix string, n int)) {
 	rdb := testenv.Redis(t)
 	st := newStore(rdb, testEvent)
 	set := testSettings()
 	set.PreQueue = "fifo"
 	set.SalesOpenAt = time.Now().Add(time.Hour)
-	joinMany(t, st, set, "p", 50)
+	join(t, st, set, "p", 50)
 	set.SalesOpenAt = time.Now().Add(-time.Second)
-	joinMany(t, st, set, "q", 50)
+	join(t, st, set, "q", 50)
 	epoch, _ := st.takeEpoch(context.Background())
 	if _, err := st.tick(context.Background(), epoch, set, 100); err != nil {
 		t.Fatal(err)
@@ -100,15 +140,21 @@ func TestPreQueueFIFOMode(t *testing.T) {
 // TestPreQueueShuffled checks that the pre-queue's admission order is a
 // uniform shuffle of arrival order, and that later joiners queue FIFO behind it.
 func TestPreQueueShuffled(t *testing.T) {
+	for _, path := range joinPaths {
+		t.Run(path.name, func(t *testing.T) { testPreQueueShuffled(t, path.join) })
+	}
+}
+
+func testPreQueueShuffled(t *testing.T, join func(t testing.TB, st *store, set Settings, prefix string, n int)) {
 	const n = 2000
 	rdb := testenv.Redis(t)
 	st := newStore(rdb, testEvent)
 	set := testSettings()
 	set.MaxActive = 10 * n
 	set.SalesOpenAt = time.Now().Add(time.Hour)
-	joinMany(t, st, set, "p", n)
+	join(t, st, set, "p", n)
 	set.SalesOpenAt = time.Now().Add(-time.Second)
-	joinMany(t, st, set, "z", 20)
+	join(t, st, set, "z", 20)
 	epoch, _ := st.takeEpoch(context.Background())
 	if _, err := st.tick(context.Background(), epoch, set, n+20); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/config"
@@ -265,4 +266,61 @@ func usedMemory(b *testing.B, rdb *redis.Client) int64 {
 	}
 	b.Fatal("no used_memory")
 	return 0
+}
+
+// BenchmarkJoinRedisCPU measures Redis's own CPU time per join (INFO cpu)
+// through the coalesced script, in batches of 48 (about what a pod's calls
+// carried in `make bench`), and through one script call per join, from 4
+// goroutines into a queue that grows as a sale's does.
+//
+//	go test -run '^$' -bench JoinRedisCPU -benchtime 200000x ./workloads/internal/queue/
+func BenchmarkJoinRedisCPU(b *testing.B) {
+	for _, batch := range []int{48, 1} {
+		b.Run(fmt.Sprintf("batch%d", batch), func(b *testing.B) {
+			rdb := testenv.Redis(b)
+			st := newStore(rdb, testEvent)
+			set := testSettings()
+			ctx := context.Background()
+			cpu := func() float64 {
+				info, err := rdb.Info(ctx, "cpu").Result()
+				if err != nil {
+					b.Fatal(err)
+				}
+				return scrape.CPUSeconds(info)
+			}
+			var next, done atomic.Int64
+			before := cpu()
+			b.ResetTimer()
+			var g errgroup.Group
+			for range 4 {
+				g.Go(func() error {
+					customers := make([]string, batch)
+					for {
+						end := next.Add(int64(batch))
+						if end > int64(b.N) {
+							return nil
+						}
+						for k := range customers {
+							customers[k] = "c" + strconv.FormatInt(end-int64(k), 10)
+						}
+						var err error
+						if batch == 1 {
+							_, err = st.join(ctx, customers[0], set)
+						} else {
+							_, err = st.joinMany(ctx, customers, set)
+						}
+						if err != nil {
+							return err
+						}
+						done.Add(int64(batch))
+					}
+				})
+			}
+			if err := g.Wait(); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			b.ReportMetric((cpu()-before)*1e6/float64(max(done.Load(), 1)), "redis-cpu-µs/join")
+		})
+	}
 }

@@ -21,21 +21,24 @@ func (s *store) joinMany(ctx context.Context, customers []string, set Settings) 
 	args := make([]any, 0, 4+2*len(customers))
 	args = append(args, openMs, mode, strconv.FormatInt(postOpenBase, 10), newGeneration())
 	for _, c := range customers {
-		args = append(args, c, randomKey())
+		args = append(args, c)
+	}
+	for range customers {
+		args = append(args, randomKey())
 	}
 	res, err := joinManyScript.Run(ctx, s.rdb,
 		[]string{s.k.customers, s.k.queue, s.k.arrival, s.k.fifo, s.k.active, s.k.gen}, args...).Slice()
 	if err != nil {
 		return nil, unavailable("join", err)
 	}
-	if len(res) != 4*len(customers)+1 {
+	if len(res) != 3*len(customers)+1 {
 		return nil, fmt.Errorf("join script: %d values for %d customers", len(res), len(customers))
 	}
 	gen := parseGeneration(res[len(res)-1])
 	out := make([]place, len(customers))
 	for i := range out {
-		r := res[4*i:]
-		out[i] = place{Created: toInt(r[0]) == 1, State: toString(r[1]), Arrival: toInt(r[2]), Score: toInt(r[3]), Gen: gen}
+		r := res[3*i:]
+		out[i] = place{Created: toInt(r[0]) == 1, State: toString(r[1]), Score: toInt(r[2]), Gen: gen}
 	}
 	return out, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -108,10 +110,21 @@ func TestJoinManyFIFO(t *testing.T) {
 	if !slices.IsSorted(scores) || scores[0] == scores[1] || scores[1] == scores[2] || scores[2] == scores[3] {
 		t.Fatalf("not FIFO in batch order: %v", scores)
 	}
-	// Arrival numbers follow the batch order too.
-	if !(first.Arrival < ps[0].Arrival && ps[0].Arrival < ps[1].Arrival && ps[1].Arrival < ps[4].Arrival) {
-		t.Fatalf("arrivals not in batch order: %+v", ps)
+	// Places after opening are postOpenBase plus the FIFO number, exactly
+	// (above 2^52 a float format would lose the last digits), in the reply,
+	// the queue and the records alike.
+	for i, c := range []string{"z", "a", "b", "c"} {
+		want := int64(postOpenBase + i + 1)
+		if scores[i] != want || rdb.ZScore(ctx, st.k.queue, c).Val() != float64(want) || recordOf(t, st, c)[2] != strconv.FormatInt(want, 10) {
+			t.Fatalf("%s: place %d, queue %v, record %q; want %d", c, scores[i], rdb.ZScore(ctx, st.k.queue, c).Val(), recordOf(t, st, c), want)
+		}
 	}
+	// Arrival numbers follow the batch order too.
+	arrival := func(c string) int64 { n, _ := strconv.ParseInt(recordOf(t, st, c)[1], 10, 64); return n }
+	if !(arrival("z") < arrival("a") && arrival("a") < arrival("b") && arrival("b") < arrival("c")) {
+		t.Fatalf("arrivals not in batch order: z %d, a %d, b %d, c %d", arrival("z"), arrival("a"), arrival("b"), arrival("c"))
+	}
+	arrivalB := arrival("b")
 	// Leaving and joining again gives a new place at the back, same arrival.
 	if ok, err := st.leave(ctx, "b", ps[1].Score); !ok || err != nil {
 		t.Fatalf("leave: %v %v", ok, err)
@@ -120,7 +133,21 @@ func TestJoinManyFIFO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !again[0].Created || again[0].Arrival != ps[1].Arrival || again[0].Score <= ps[4].Score || again[1].Score <= again[0].Score {
-		t.Fatalf("re-join: %+v after %+v", again, ps)
+	if !again[0].Created || arrival("b") != arrivalB || again[0].Score <= ps[4].Score || again[1].Score <= again[0].Score {
+		t.Fatalf("re-join: %+v after %+v, arrival %d then %d", again, ps, arrivalB, arrival("b"))
 	}
+}
+
+// recordOf splits the customer's record: state, arrivalSeq, score, sessionId.
+func recordOf(t *testing.T, st *store, customer string) []string {
+	t.Helper()
+	rec, err := st.rdb.HGet(context.Background(), st.k.customers, customer).Result()
+	if err != nil {
+		t.Fatalf("record of %s: %v", customer, err)
+	}
+	f := strings.Split(rec, "|")
+	if len(f) != 4 {
+		t.Fatalf("record of %s: %q", customer, rec)
+	}
+	return f
 }

@@ -6,7 +6,9 @@ import "github.com/redis/go-redis/v9"
 // so opening, expiry and the booking service's session check all follow
 // one clock. A customer's record in the customers hash is
 // "state|arrivalSeq|score|sessionId" with state w (waiting), a (admitted,
-// token not yet claimed), c (claimed) or l (left).
+// token not yet claimed), c (claimed) or l (left). Places after opening
+// are above 2^52 (postOpenBase): the join scripts print them with '%d',
+// exact below 2^53 and far cheaper than a floating-point format.
 
 // joinScript gives the customer a place, or returns the place they have.
 // KEYS: customers, queue, arrival, fifo, active, generation.
@@ -42,7 +44,7 @@ local score
 if now < tonumber(ARGV[2]) then
   if ARGV[3] == 'fifo' then score = arr else score = ARGV[4] end
 else
-  score = string.format('%.0f', tonumber(ARGV[5]) + redis.call('INCR', KEYS[4]))
+  score = string.format('%d', tonumber(ARGV[5]) + redis.call('INCR', KEYS[4]))
 end
 redis.call('ZADD', KEYS[2], score, ARGV[1])
 redis.call('HSET', KEYS[1], ARGV[1], 'w|' .. arr .. '|' .. score .. '|')
@@ -55,12 +57,14 @@ return {1, 'w', arr, score, gen}
 // (the repeat answers created 0). Sequences are taken with one INCRBY and
 // the places written with one ZADD and one HSET for the whole batch.
 // KEYS: as joinScript. ARGV: salesOpenMs, preQueue, postOpenBase,
-// newGeneration, then (customer, randomKey) pairs. Returns {created, state,
-// arrivalSeq, score} per customer, flattened, then the generation.
+// newGeneration, then the n customers, then their n randomKeys. Returns
+// {created, state, score} per customer, flattened, then the generation.
 var joinManyScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local open = now >= tonumber(ARGV[1])
+local fifoMode = ARGV[2] == 'fifo'
+local base = tonumber(ARGV[3])
 local gen = redis.call('GET', KEYS[6])
 if not gen then
   gen = ARGV[4]
@@ -73,11 +77,9 @@ local kind, arr, sc, st = {}, {}, {}, {}
 local first = {}
 local newCount, placeCount = 0, 0
 -- One HMGET reads every customer's record (one call into Redis, not n).
-local names = {}
-for k = 1, n do names[k] = ARGV[3 + 2 * k] end
-local recs = redis.call('HMGET', KEYS[1], unpack(names))
+local recs = redis.call('HMGET', KEYS[1], unpack(ARGV, 5, 4 + n))
 for k = 1, n do
-  local c = names[k]
+  local c = ARGV[4 + k]
   if first[c] then
     kind[k] = 'dup'
   else
@@ -106,42 +108,42 @@ if newCount > 0 then nextArr = redis.call('INCRBY', KEYS[3], newCount) - newCoun
 local nextFifo = 0
 if open and placeCount > 0 then nextFifo = redis.call('INCRBY', KEYS[4], placeCount) - placeCount end
 local zadd, hset, out = {}, {}, {}
+local z, o = 0, 0
 for k = 1, n do
-  local c = ARGV[3 + 2 * k]
-  if kind[k] == 'new' then
+  local c = ARGV[4 + k]
+  local kk = kind[k]
+  if kk == 'new' then
     nextArr = nextArr + 1
     arr[k] = string.format('%d', nextArr)
   end
-  if kind[k] == 'new' or kind[k] == 'place' then
+  if kk == 'new' or kk == 'place' then
     local score
     if not open then
-      if ARGV[2] == 'fifo' then score = arr[k] else score = ARGV[4 + 2 * k] end
+      if fifoMode then score = arr[k] else score = ARGV[4 + n + k] end
     else
       nextFifo = nextFifo + 1
-      score = string.format('%.0f', tonumber(ARGV[3]) + nextFifo)
+      score = string.format('%d', base + nextFifo)
     end
     sc[k], st[k] = score, 'w'
-    table.insert(zadd, score)
-    table.insert(zadd, c)
-    table.insert(hset, c)
-    table.insert(hset, 'w|' .. arr[k] .. '|' .. score .. '|')
-    table.insert(out, 1)
-  elseif kind[k] == 'keep' then
-    table.insert(out, 0)
+    zadd[z + 1], zadd[z + 2] = score, c
+    hset[z + 1], hset[z + 2] = c, 'w|' .. arr[k] .. '|' .. score .. '|'
+    z = z + 2
+    out[o + 1] = 1
+  elseif kk == 'keep' then
+    out[o + 1] = 0
   else
     local f = first[c]
     arr[k], sc[k], st[k] = arr[f], sc[f], st[f]
-    table.insert(out, 0)
+    out[o + 1] = 0
   end
-  table.insert(out, st[k])
-  table.insert(out, arr[k])
-  table.insert(out, sc[k])
+  out[o + 2], out[o + 3] = st[k], sc[k]
+  o = o + 3
 end
-if #zadd > 0 then
+if z > 0 then
   redis.call('ZADD', KEYS[2], unpack(zadd))
   redis.call('HSET', KEYS[1], unpack(hset))
 end
-table.insert(out, gen)
+out[o + 1] = gen
 return out
 `)
 

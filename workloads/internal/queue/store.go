@@ -34,7 +34,6 @@ func unavailable(what string, err error) error {
 type place struct {
 	Created bool
 	State   string // w, a or c
-	Arrival int64
 	Score   int64
 	Gen     uint64 // the queue's generation (see joinScript)
 }
@@ -58,8 +57,7 @@ func (s *store) join(ctx context.Context, customer string, set Settings) (place,
 	if len(res) != 5 {
 		return place{}, fmt.Errorf("join script: unexpected reply %v", res)
 	}
-	p := place{Created: toInt(res[0]) == 1, State: toString(res[1]), Arrival: toInt(res[2]), Score: toInt(res[3]),
-		Gen: parseGeneration(res[4])}
+	p := place{Created: toInt(res[0]) == 1, State: toString(res[1]), Score: toInt(res[3]), Gen: parseGeneration(res[4])}
 	return p, nil
 }
 
