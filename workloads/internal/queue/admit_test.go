@@ -48,12 +48,22 @@ func joinCoalesced(t testing.TB, st *store, set Settings, prefix string, n int) 
 	}
 }
 
+// joinFunc joins n customers named prefix00000, prefix00001, ...
+type joinFunc func(t testing.TB, st *store, set Settings, prefix string, n int)
+
 // joinPaths are the two ways a pod joins customers: one script call per
 // join (join batch 1) and coalesced. Fairness must not depend on which.
 var joinPaths = []struct {
 	name string
-	join func(t testing.TB, st *store, set Settings, prefix string, n int)
+	join joinFunc
 }{{"one call per join", joinMany}, {"coalesced", joinCoalesced}}
+
+// onJoinPaths runs test once per join path, as subtests.
+func onJoinPaths(t *testing.T, test func(*testing.T, joinFunc)) {
+	for _, path := range joinPaths {
+		t.Run(path.name, func(t *testing.T) { test(t, path.join) })
+	}
+}
 
 // parseLog splits the admit log's entries: the first pre must be of the
 // pre-queue's cohort ("p"), the others of those placed after opening ("f").
@@ -75,13 +85,9 @@ func parseLog(t testing.TB, entries []string, pre int) (customers []string, arri
 	return
 }
 
-func TestFIFOAfterOpening(t *testing.T) {
-	for _, path := range joinPaths {
-		t.Run(path.name, func(t *testing.T) { testFIFOAfterOpening(t, path.join) })
-	}
-}
+func TestFIFOAfterOpening(t *testing.T) { onJoinPaths(t, testFIFOAfterOpening) }
 
-func testFIFOAfterOpening(t *testing.T, join func(t testing.TB, st *store, set Settings, prefix string, n int)) {
+func testFIFOAfterOpening(t *testing.T, join joinFunc) {
 	rdb := testenv.Redis(t)
 	st := newStore(rdb, testEvent)
 	set := testSettings() // no SalesOpenAt: open
@@ -103,13 +109,9 @@ func testFIFOAfterOpening(t *testing.T, join func(t testing.TB, st *store, set S
 	}
 }
 
-func TestPreQueueFIFOMode(t *testing.T) {
-	for _, path := range joinPaths {
-		t.Run(path.name, func(t *testing.T) { testPreQueueFIFOMode(t, path.join) })
-	}
-}
+func TestPreQueueFIFOMode(t *testing.T) { onJoinPaths(t, testPreQueueFIFOMode) }
 
-func testPreQueueFIFOMode(t *testing.T, join func(t testing.TB, st *store, set Settings, prefix string, n int)) {
+func testPreQueueFIFOMode(t *testing.T, join joinFunc) {
 	rdb := testenv.Redis(t)
 	st := newStore(rdb, testEvent)
 	set := testSettings()
@@ -139,13 +141,9 @@ func testPreQueueFIFOMode(t *testing.T, join func(t testing.TB, st *store, set S
 
 // TestPreQueueShuffled checks that the pre-queue's admission order is a
 // uniform shuffle of arrival order, and that later joiners queue FIFO behind it.
-func TestPreQueueShuffled(t *testing.T) {
-	for _, path := range joinPaths {
-		t.Run(path.name, func(t *testing.T) { testPreQueueShuffled(t, path.join) })
-	}
-}
+func TestPreQueueShuffled(t *testing.T) { onJoinPaths(t, testPreQueueShuffled) }
 
-func testPreQueueShuffled(t *testing.T, join func(t testing.TB, st *store, set Settings, prefix string, n int)) {
+func testPreQueueShuffled(t *testing.T, join joinFunc) {
 	const n = 2000
 	rdb := testenv.Redis(t)
 	st := newStore(rdb, testEvent)
