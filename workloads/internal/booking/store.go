@@ -279,10 +279,18 @@ func (s *Store) scanOrder(row pgx.Row) (*Order, error) {
 func loadSeats(ctx context.Context, q interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
 }, o *Order) error {
-	rows, err := q.Query(ctx, `SELECT seat_id, section, price::text FROM order_seat WHERE order_id = $1`, o.OrderID)
+	rows, err := q.Query(ctx, orderSeatsSQL, o.OrderID)
 	if err != nil {
 		return err
 	}
+	return collectSeats(rows, o)
+}
+
+const orderSeatsSQL = `SELECT seat_id, section, price::text FROM order_seat WHERE order_id = $1`
+
+// collectSeats fills o's seats from the rows of orderSeatsSQL, sorted.
+func collectSeats(rows pgx.Rows, o *Order) error {
+	var err error
 	o.seatRows, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (events.Seat, error) {
 		var s events.Seat
 		err := r.Scan(&s.SeatID, &s.Section, &s.Price)
@@ -415,74 +423,21 @@ type RefundedPayment struct {
 // amount_mismatch). A payment for an order already settled by another
 // payment buys nothing: it is recorded in extra_payment and refunded
 // (order_settled), once per payment id.
+//
+// A payment that settles an order takes five round trips: BEGIN, the
+// reads (readPayment), the lock with the limit and the sale (trySell), the
+// outcome with its outbox row, and COMMIT. Each is a pipelined batch, so
+// the transaction holds its pooled connection for five waits for the
+// database instead of thirteen: under a sale's load, the time between
+// round trips, not the statements, was what kept connections from holds.
 func (s *Store) Confirm(ctx context.Context, p Payment) (*ConfirmResult, error) {
 	if _, err := uuid.Parse(p.OrderID); err != nil {
 		return nil, ErrOrderNotFound
 	}
 	var res *ConfirmResult
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		res = nil
-		var other string
-		err := tx.QueryRow(ctx, `SELECT id::text FROM ticket_order WHERE idempotency_key = $1`, p.IdempotencyKey).Scan(&other)
-		if err == nil && other != p.OrderID {
-			return ErrIdempotencyKeyReused
-		}
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		if res, err = s.replayExtraPayment(ctx, tx, p); res != nil || err != nil {
-			return err
-		}
-		o, err := s.scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2 FOR UPDATE`, p.OrderID, s.eventID))
-		if err != nil {
-			return err
-		}
-		if err := loadSeats(ctx, tx, o); err != nil {
-			return err
-		}
-		if o.idemKey != nil {
-			switch {
-			case *o.idemKey == p.IdempotencyKey:
-				if o.paidAmount == nil || *o.paidAmount != p.Amount.String() || o.paidCurr == nil || *o.paidCurr != p.Currency || o.PaymentID != p.PaymentID {
-					return ErrIdempotencyKeyReused
-				}
-				res = &ConfirmResult{Order: o}
-				return nil
-			case o.PaymentID == p.PaymentID:
-				// The payment that settled the order, under another key.
-				return ErrOrderSettled
-			}
-			if err := s.refundExtraPayment(ctx, tx, o, p); err != nil {
-				return err
-			}
-			res = &ConfirmResult{Order: o, Fresh: true}
-			return nil
-		}
-		if _, err := tx.Exec(ctx, customerLockSQL, o.customerID, s.eventID); err != nil {
-			return err
-		}
-		reason := ""
-		if p.Amount.String() != o.Amount || p.Currency != o.Currency {
-			reason = ReasonAmountMismatch
-		} else if over, err := s.overLimit(ctx, tx, o); err != nil {
-			return err
-		} else if over {
-			reason = ReasonSeatLimit
-		} else if sold, err := s.sellSeats(ctx, tx, o); err != nil {
-			return err
-		} else if !sold {
-			reason = ReasonSeatTaken
-		}
-		if reason == "" {
-			err = s.markPaid(ctx, tx, o, p)
-		} else {
-			err = s.markRefund(ctx, tx, o, p, reason)
-		}
-		if err != nil {
-			return err
-		}
-		res = &ConfirmResult{Order: o, Fresh: true}
-		return nil
+	err := s.inTx(ctx, func(tx pgx.Tx) (err error) {
+		res, err = s.confirm(ctx, tx, p)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -490,150 +445,270 @@ func (s *Store) Confirm(ctx context.Context, p Payment) (*ConfirmResult, error) 
 	return res, nil
 }
 
-// overLimit reports whether selling o's seats would leave its customer
-// above the limit: their SOLD and live HELD seats of other orders plus
-// o's. The caller holds the customer's lock.
-func (s *Store) overLimit(ctx context.Context, tx pgx.Tx, o *Order) (bool, error) {
-	var others int64
-	if err := tx.QueryRow(ctx, `
-		SELECT count(*) FROM seat WHERE event_id = $1 AND held_by = $2 AND order_id <> $3
-		   AND (status = 'SOLD' OR (status = 'HELD' AND hold_expires_at > now()))`,
-		s.eventID, o.customerID, o.OrderID).Scan(&others); err != nil {
-		return false, err
+func (s *Store) confirm(ctx context.Context, tx pgx.Tx, p Payment) (*ConfirmResult, error) {
+	r, err := s.readPayment(ctx, tx, p)
+	if err != nil {
+		return nil, err
 	}
-	return others+int64(len(o.Seats)) > int64(s.maxSeats), nil
+	if r.keyOrder != "" && r.keyOrder != p.OrderID {
+		return nil, ErrIdempotencyKeyReused
+	}
+	if r.extra != nil {
+		return s.replayExtraPayment(r, p)
+	}
+	if r.orderErr != nil {
+		return nil, r.orderErr
+	}
+	o := r.order
+	if o.idemKey != nil {
+		switch {
+		case *o.idemKey == p.IdempotencyKey:
+			if o.paidAmount == nil || *o.paidAmount != p.Amount.String() || o.paidCurr == nil || *o.paidCurr != p.Currency || o.PaymentID != p.PaymentID {
+				return nil, ErrIdempotencyKeyReused
+			}
+			return &ConfirmResult{Order: o}, nil
+		case o.PaymentID == p.PaymentID:
+			// The payment that settled the order, under another key.
+			return nil, ErrOrderSettled
+		}
+		if err := s.refundExtraPayment(ctx, tx, o, p, r.now); err != nil {
+			return nil, err
+		}
+		return &ConfirmResult{Order: o, Fresh: true}, nil
+	}
+	b := &pgx.Batch{}
+	reason := ReasonAmountMismatch
+	if p.Amount.String() == o.Amount && p.Currency == o.Currency {
+		if reason, err = s.trySell(ctx, tx, o); err != nil {
+			return nil, err
+		}
+		if reason != "" {
+			b.Queue(`ROLLBACK TO SAVEPOINT sell`)
+		}
+	} else {
+		// The refund's statements follow the lock in one batch.
+		b.Queue(customerLockSQL, o.customerID, s.eventID)
+	}
+	if reason == "" {
+		err = s.markPaid(ctx, tx, b, o, p, r.now)
+	} else {
+		err = s.markRefund(ctx, tx, b, o, p, reason, r.now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &ConfirmResult{Order: o, Fresh: true}, nil
+}
+
+// paymentReads is what a confirmation reads before it decides.
+type paymentReads struct {
+	keyOrder string // the order settled under the payment's key, if any
+	extra    *extraPayment
+	order    *Order // locked FOR UPDATE, with its seats; nil with orderErr
+	orderErr error
+	now      time.Time // the transaction's now(): settled_at and created_at
+}
+
+// extraPayment is a row of extra_payment.
+type extraPayment struct {
+	RefundedPayment
+	key, orderID string
+}
+
+// readPayment reads, in one round trip: the order settled under p's key,
+// p as an extra payment, the order (locked) and its seats, and now().
+func (s *Store) readPayment(ctx context.Context, tx pgx.Tx, p Payment) (*paymentReads, error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT id::text FROM ticket_order WHERE idempotency_key = $1`, p.IdempotencyKey)
+	b.Queue(`
+		SELECT payment_id, idempotency_key, order_id::text, amount::text, currency, reason, created_at
+		  FROM extra_payment WHERE payment_id = $1 OR idempotency_key = $2 LIMIT 1`, p.PaymentID, p.IdempotencyKey)
+	b.Queue(`SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2 FOR UPDATE`, p.OrderID, s.eventID)
+	b.Queue(orderSeatsSQL, p.OrderID)
+	b.Queue(`SELECT now()`)
+	br := tx.SendBatch(ctx, b)
+	defer br.Close()
+	r := &paymentReads{}
+	if err := br.QueryRow().Scan(&r.keyOrder); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return nil, err
+	}
+	var x extraPayment
+	err := br.QueryRow().Scan(&x.PaymentID, &x.key, &x.orderID, &x.Amount, &x.Currency, &x.Reason, &x.RequestedAt)
+	switch {
+	case err == nil:
+		r.extra = &x
+	case !errors.Is(err, pgx.ErrNoRows):
+		return nil, err
+	}
+	r.order, r.orderErr = s.scanOrder(br.QueryRow())
+	if r.orderErr != nil && !errors.Is(r.orderErr, ErrOrderNotFound) {
+		return nil, r.orderErr
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	if r.order != nil {
+		err = collectSeats(rows, r.order)
+	} else {
+		rows.Close()
+		err = rows.Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := br.QueryRow().Scan(&r.now); err != nil {
+		return nil, err
+	}
+	return r, br.Close()
 }
 
 // replayExtraPayment answers a payment already refunded as an extra
 // payment the way it was answered first; one reusing its payment id or key
-// for anything else is refused. nil, nil: not an extra payment.
-func (s *Store) replayExtraPayment(ctx context.Context, tx pgx.Tx, p Payment) (*ConfirmResult, error) {
-	var (
-		rp           RefundedPayment
-		key, orderID string
-	)
-	err := tx.QueryRow(ctx, `
-		SELECT payment_id, idempotency_key, order_id::text, amount::text, currency, reason, created_at
-		  FROM extra_payment WHERE payment_id = $1 OR idempotency_key = $2 LIMIT 1`, p.PaymentID, p.IdempotencyKey).
-		Scan(&rp.PaymentID, &key, &orderID, &rp.Amount, &rp.Currency, &rp.Reason, &rp.RequestedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if rp.PaymentID != p.PaymentID || key != p.IdempotencyKey || orderID != p.OrderID ||
-		rp.Amount != p.Amount.String() || rp.Currency != p.Currency {
+// for anything else is refused.
+func (s *Store) replayExtraPayment(r *paymentReads, p Payment) (*ConfirmResult, error) {
+	x := r.extra
+	if x.PaymentID != p.PaymentID || x.key != p.IdempotencyKey || x.orderID != p.OrderID ||
+		x.Amount != p.Amount.String() || x.Currency != p.Currency {
 		return nil, ErrIdempotencyKeyReused
 	}
-	o, err := s.scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2`, p.OrderID, s.eventID))
-	if err != nil {
-		return nil, err
+	if r.orderErr != nil {
+		return nil, r.orderErr
 	}
-	if err := loadSeats(ctx, tx, o); err != nil {
-		return nil, err
-	}
+	rp := x.RefundedPayment
 	rp.RequestedAt = rp.RequestedAt.UTC()
-	o.RefundedPayment = &rp
-	return &ConfirmResult{Order: o}, nil
+	r.order.RefundedPayment = &rp
+	return &ConfirmResult{Order: r.order}, nil
 }
 
 // refundExtraPayment records p, a payment for the already settled order o,
-// and requests its refund. A racing duplicate hits the primary key (23505)
-// and is run again by inTx, then finds the row and replays.
-func (s *Store) refundExtraPayment(ctx context.Context, tx pgx.Tx, o *Order, p Payment) error {
-	rp := RefundedPayment{PaymentID: p.PaymentID, Amount: p.Amount.String(), Currency: p.Currency, Reason: ReasonOrderSettled}
-	if err := tx.QueryRow(ctx, `
+// at now (the transaction's now(), extra_payment's created_at), and
+// requests its refund, in one round trip. A racing duplicate hits the
+// primary key (23505) and is run again by inTx, then finds the row and
+// replays.
+func (s *Store) refundExtraPayment(ctx context.Context, tx pgx.Tx, o *Order, p Payment, now time.Time) error {
+	rp := RefundedPayment{PaymentID: p.PaymentID, Amount: p.Amount.String(), Currency: p.Currency, Reason: ReasonOrderSettled, RequestedAt: now.UTC()}
+	b := &pgx.Batch{}
+	b.Queue(`
 		INSERT INTO extra_payment (payment_id, idempotency_key, order_id, amount, currency, reason)
-		VALUES ($1, $2, $3, $4::numeric, $5, $6) RETURNING created_at`,
-		p.PaymentID, p.IdempotencyKey, o.OrderID, rp.Amount, rp.Currency, rp.Reason).Scan(&rp.RequestedAt); err != nil {
-		return err
-	}
-	rp.RequestedAt = rp.RequestedAt.UTC()
-	o.RefundedPayment = &rp
+		VALUES ($1, $2, $3, $4::numeric, $5, $6)`,
+		p.PaymentID, p.IdempotencyKey, o.OrderID, rp.Amount, rp.Currency, rp.Reason)
 	ev := events.RefundRequested{OrderID: o.OrderID, EventID: o.EventID, CustomerID: o.customerID, PaymentID: p.PaymentID,
 		Amount: rp.Amount, Currency: rp.Currency, Reason: rp.Reason, At: rp.RequestedAt}
-	return insertOutbox(ctx, tx, events.TopicRefundRequested, o.OrderID, events.TypeRefundRequested, ev)
+	if err := queueOutbox(b, events.TopicRefundRequested, o.OrderID, events.TypeRefundRequested, ev); err != nil {
+		return err
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	o.RefundedPayment = &rp
+	return nil
 }
 
-// sellSeats turns every seat of o into SOLD, in sorted order, or none (the
-// savepoint is rolled back when a seat is gone).
-func (s *Store) sellSeats(ctx context.Context, tx pgx.Tx, o *Order) (bool, error) {
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return false, err
-	}
+// trySell takes the customer's lock, counts their other SOLD and live HELD
+// seats, and after the savepoint "sell" turns every seat of o into SOLD, in
+// sorted order, all in one round trip. It returns why the payment cannot
+// buy the seats (seat_limit, seat_taken), or "" when it did; with a
+// reason, the caller rolls back to the savepoint.
+func (s *Store) trySell(ctx context.Context, tx pgx.Tx, o *Order) (string, error) {
 	b := &pgx.Batch{}
+	b.Queue(customerLockSQL, o.customerID, s.eventID)
+	b.Queue(`
+		SELECT count(*) FROM seat WHERE event_id = $1 AND held_by = $2 AND order_id <> $3
+		   AND (status = 'SOLD' OR (status = 'HELD' AND hold_expires_at > now()))`,
+		s.eventID, o.customerID, o.OrderID)
+	b.Queue(`SAVEPOINT sell`)
 	for _, id := range o.Seats {
 		b.Queue(sellSeatSQL, s.eventID, id, o.customerID, o.OrderID)
 	}
-	br := sp.SendBatch(ctx, b)
-	all := true
+	br := tx.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return "", err
+	}
+	var others int64
+	if err := br.QueryRow().Scan(&others); err != nil {
+		return "", err
+	}
+	if _, err := br.Exec(); err != nil {
+		return "", err
+	}
+	sold := 0
 	for range o.Seats {
 		tag, err := br.Exec()
 		if err != nil {
-			br.Close()
-			_ = sp.Rollback(ctx)
-			return false, err
+			return "", err
 		}
-		if tag.RowsAffected() != 1 {
-			all = false
-		}
+		sold += int(tag.RowsAffected())
 	}
 	if err := br.Close(); err != nil {
-		_ = sp.Rollback(ctx)
-		return false, err
+		return "", err
 	}
-	if !all {
-		return false, sp.Rollback(ctx)
+	switch {
+	case others+int64(len(o.Seats)) > int64(s.maxSeats):
+		return ReasonSeatLimit, nil
+	case sold != len(o.Seats):
+		return ReasonSeatTaken, nil
 	}
-	return true, sp.Commit(ctx)
+	return "", nil
 }
 
-func (s *Store) markPaid(ctx context.Context, tx pgx.Tx, o *Order, p Payment) error {
-	var at time.Time
-	if err := tx.QueryRow(ctx, `
+// markPaid settles o as PAID by p, at now (the transaction's now()), with
+// its ticket-issued row, after what b already holds, in one round trip.
+func (s *Store) markPaid(ctx context.Context, tx pgx.Tx, b *pgx.Batch, o *Order, p Payment, now time.Time) error {
+	at := now.UTC()
+	b.Queue(`
 		UPDATE ticket_order SET status = $6, idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
 		       paid_currency = $5, settled_at = now(), updated_at = now()
-		 WHERE id = $1 RETURNING settled_at`,
-		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, StatusPaid).Scan(&at); err != nil {
-		return err
-	}
-	at = at.UTC()
-	o.Status, o.PaymentID, o.SettledAt = StatusPaid, p.PaymentID, &at
+		 WHERE id = $1`,
+		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, StatusPaid)
 	ev := events.TicketIssued{OrderID: o.OrderID, EventID: o.EventID, CustomerID: o.customerID, PaymentID: p.PaymentID,
 		Amount: o.Amount, Currency: o.Currency, Seats: o.seatRows, PaidAt: at}
-	return insertOutbox(ctx, tx, events.TopicTicketIssued, o.OrderID, events.TypeTicketIssued, ev)
+	if err := queueOutbox(b, events.TopicTicketIssued, o.OrderID, events.TypeTicketIssued, ev); err != nil {
+		return err
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	o.Status, o.PaymentID, o.SettledAt = StatusPaid, p.PaymentID, &at
+	return nil
 }
 
-func (s *Store) markRefund(ctx context.Context, tx pgx.Tx, o *Order, p Payment, reason string) error {
-	if _, err := tx.Exec(ctx, releaseSeatsSQL, o.OrderID); err != nil {
-		return err
-	}
-	var at time.Time
-	if err := tx.QueryRow(ctx, `
+// markRefund frees o's remaining seats and settles it as REFUND_REQUIRED
+// by p for reason, at now, with its refund-requested row, after what b
+// already holds, in one round trip.
+func (s *Store) markRefund(ctx context.Context, tx pgx.Tx, b *pgx.Batch, o *Order, p Payment, reason string, now time.Time) error {
+	at := now.UTC()
+	b.Queue(releaseSeatsSQL, o.OrderID)
+	b.Queue(`
 		UPDATE ticket_order SET status = $7, idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
 		       paid_currency = $5, refund_reason = $6, settled_at = now(), updated_at = now()
-		 WHERE id = $1 RETURNING settled_at`,
-		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, reason, StatusRefundRequired).Scan(&at); err != nil {
-		return err
-	}
-	at = at.UTC()
-	o.Status, o.PaymentID, o.SettledAt, o.RefundReason = StatusRefundRequired, p.PaymentID, &at, reason
+		 WHERE id = $1`,
+		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, reason, StatusRefundRequired)
 	// The refund is of what was paid, not of what the order cost.
 	ev := events.RefundRequested{OrderID: o.OrderID, EventID: o.EventID, CustomerID: o.customerID, PaymentID: p.PaymentID,
 		Amount: p.Amount.String(), Currency: p.Currency, Reason: reason, At: at}
-	return insertOutbox(ctx, tx, events.TopicRefundRequested, o.OrderID, events.TypeRefundRequested, ev)
+	if err := queueOutbox(b, events.TopicRefundRequested, o.OrderID, events.TypeRefundRequested, ev); err != nil {
+		return err
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	o.Status, o.PaymentID, o.SettledAt, o.RefundReason = StatusRefundRequired, p.PaymentID, &at, reason
+	return nil
 }
 
-func insertOutbox(ctx context.Context, tx pgx.Tx, topic, key, typ string, payload any) error {
+// queueOutbox queues the outbox row of an event on b.
+func queueOutbox(b *pgx.Batch, topic, key, typ string, payload any) error {
 	body, err := json.Marshal(payload)
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO outbox (topic, key, event_type, payload) VALUES ($1, $2, $3, $4)`, topic, key, typ, body)
-	return err
+	b.Queue(insertOutboxSQL, topic, key, typ, body)
+	return nil
 }
+
+const insertOutboxSQL = `INSERT INTO outbox (topic, key, event_type, payload) VALUES ($1, $2, $3, $4)`
 
 // expireOrdersSQL expires a batch of pending orders past their hold and
 // tells, per session, whether it has no other live hold. The statuses are
