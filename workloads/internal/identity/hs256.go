@@ -8,6 +8,7 @@ import (
 	"errors"
 	"hash"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -128,9 +129,12 @@ func (v *hs256Verifier) verify(tok string, now time.Time) (sub string, ok bool, 
 	if err != nil {
 		return "", true, errors.New("claims are malformed")
 	}
-	var c hsClaims
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return "", true, errors.New("claims are malformed")
+	c, fast := decodeClaims(raw)
+	if !fast {
+		c = hsClaims{}
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return "", true, errors.New("claims are malformed")
+		}
 	}
 	if c.ExpiresAt == nil {
 		return "", true, errors.New("token has no exp")
@@ -153,4 +157,59 @@ func (v *hs256Verifier) verify(tok string, now time.Time) (sub string, ok bool, 
 		}
 	}
 	return "", true, errors.New("token has invalid audience")
+}
+
+// HS256Signer issues HS256 identity tokens with one secret, issuer and
+// audience: the standard header, then {"iss","aud","sub","iat","exp"}. The
+// local sale's crowd signs one per person, two million at full scale, and
+// golang-jwt's generic signing (encoding/json of the claims and a new HMAC
+// per token) was a tenth of the load generator's CPU.
+type HS256Signer struct {
+	macs sync.Pool // of hash.Hash: HMAC-SHA256 with the secret
+	// head is the header, its dot and the claims' fixed start, up to the
+	// subject's value.
+	head []byte
+}
+
+// NewHS256Signer returns a signer of tokens for issuer and audience.
+func NewHS256Signer(secret, issuer, audience string) *HS256Signer {
+	s := &HS256Signer{}
+	key := []byte(secret)
+	s.macs.New = func() any { return hmac.New(sha256.New, key) }
+	s.head = append([]byte(`{"iss":`), jsonString(issuer)...)
+	s.head = append(append(s.head, `,"aud":`...), jsonString(audience)...)
+	s.head = append(s.head, `,"sub":`...)
+	return s
+}
+
+// Sign returns a token for customer, valid from now for ttl.
+func (s *HS256Signer) Sign(customer string, ttl time.Duration) string {
+	now := time.Now()
+	claims := make([]byte, 0, len(s.head)+len(customer)+48)
+	claims = append(append(claims, s.head...), jsonString(customer)...)
+	claims = strconv.AppendInt(append(claims, `,"iat":`...), now.Unix(), 10)
+	claims = strconv.AppendInt(append(claims, `,"exp":`...), now.Add(ttl).Unix(), 10)
+	claims = append(claims, '}')
+	n := len(hs256Header) + 1 + b64.EncodedLen(len(claims))
+	tok := make([]byte, n, n+1+b64.EncodedLen(sha256.Size))
+	copy(tok, hs256Header)
+	tok[len(hs256Header)] = '.'
+	b64.Encode(tok[len(hs256Header)+1:], claims)
+	mac := s.macs.Get().(hash.Hash)
+	mac.Reset()
+	mac.Write(tok)
+	var sum [sha256.Size]byte
+	mac.Sum(sum[:0])
+	s.macs.Put(mac)
+	tok = append(tok, '.')
+	tok = tok[:n+1+b64.EncodedLen(sha256.Size)]
+	b64.Encode(tok[n+1:], sum[:])
+	return string(tok)
+}
+
+// jsonString is s as a JSON string. Marshalling a string cannot fail:
+// invalid UTF-8 is replaced, as every JSON encoder of the claims would.
+func jsonString(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
 }
