@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -166,6 +167,7 @@ type crowd struct {
 	api     *api
 	sched   *scheduler
 	rnd     *lockedRand
+	signer  *identity.HS256Signer // the identity provider's, for every person
 	counts  Counts
 	waiting atomic.Int64
 	active  atomic.Int64
@@ -197,6 +199,10 @@ type cachedSection struct {
 	fetch chan struct{}
 }
 
+// crowdGCPercent is the crowd's GOGC: the heap may grow to five times what
+// is live before a collection.
+const crowdGCPercent = 400
+
 // Run drives the crowd until every customer is done or the deadline passes.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Profile.Validate(); err != nil {
@@ -213,6 +219,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
 	defer cancel()
+	// The crowd is the load generator and shares the cores with the
+	// services it measures. Its heap (two million people at full scale) is
+	// collected less often than by Go's default, trading memory (peak
+	// 2.6-3.3 GB against 1.5 at full scale) for CPU: garbage collection
+	// fell from 27% to 14% of the crowd's.
+	defer debug.SetGCPercent(debug.SetGCPercent(crowdGCPercent))
 	p := cfg.Profile
 	dial := cfg.DialContext
 	if dial == nil {
@@ -230,6 +242,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		api:       &api{http: &http.Client{Transport: transport, Timeout: 15 * time.Second}, queueURL: cfg.QueueURL, stateURL: cfg.StateURL, bookingURL: cfg.BookingURL, ticketsURL: cfg.TicketsURL, eventID: cfg.EventID, rec: newRecorder(), observe: cfg.Observe},
 		sched:     newScheduler(),
 		rnd:       newLockedRand(cfg.Seed),
+		signer:    identity.NewHS256Signer(cfg.IdentitySecret, cfg.IdentityIssuer, cfg.IdentityAudience),
 		seatCache: map[string]*cachedSection{},
 	}
 	// The sections, asked until booking answers: a Service whose pods just
@@ -374,8 +387,7 @@ func (cr *crowd) snapshotCounts() Counts {
 func inc(p *int64) { atomic.AddInt64(p, 1) }
 
 func (cr *crowd) identityToken(c *customer) string {
-	s, _ := identity.SignHS256(cr.cfg.IdentitySecret, cr.cfg.IdentityIssuer, cr.cfg.IdentityAudience, c.name(), time.Hour)
-	return s
+	return cr.signer.Sign(c.name(), time.Hour)
 }
 
 // later schedules c's next step after d, obeying the profile's lower bound on polls.

@@ -2,6 +2,8 @@ package loadtest
 
 import (
 	"context"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -92,5 +94,36 @@ func TestSchedulerParkedRunOnce(t *testing.T) {
 		if n != 1 {
 			t.Fatalf("%d ran %d times", id, n)
 		}
+	}
+}
+
+// The task heap pops in key order through any interleaving of pushes and
+// pops, ties and negative keys included.
+func TestTaskHeapPopsInKeyOrder(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var h taskHeap
+	var shadow []int64 // the keys in h, kept sorted
+	for i := 0; i < 20000; i++ {
+		if len(h) > 0 && rnd.IntN(3) == 0 {
+			got := h.pop().key
+			if got != shadow[0] {
+				t.Fatalf("pop %d: %d, want %d", i, got, shadow[0])
+			}
+			shadow = shadow[1:]
+			continue
+		}
+		k := rnd.Int64N(1000) - 500
+		h.push(task{key: k})
+		j, _ := slices.BinarySearch(shadow, k)
+		shadow = slices.Insert(shadow, j, k)
+	}
+	for len(h) > 0 {
+		if got := h.pop().key; got != shadow[0] {
+			t.Fatalf("draining: %d, want %d", got, shadow[0])
+		}
+		shadow = shadow[1:]
+	}
+	if len(shadow) != 0 {
+		t.Fatalf("%d keys never popped", len(shadow))
 	}
 }
