@@ -485,6 +485,11 @@ func (s *Store) confirm(ctx context.Context, tx pgx.Tx, p Payment) (*ConfirmResu
 		if reason != "" {
 			b.Queue(`ROLLBACK TO SAVEPOINT sell`)
 		}
+		// The order's UPDATE runs in the transaction itself (ROLLBACK TO
+		// keeps the savepoint): run in the savepoint, it would give the
+		// row this transaction locked FOR UPDATE a MultiXact, one per
+		// settled order, which every later lock of it reads back.
+		b.Queue(`RELEASE SAVEPOINT sell`)
 	} else {
 		// The refund's statements follow the lock in one batch.
 		b.Queue(customerLockSQL, o.customerID, s.eventID)
@@ -608,8 +613,8 @@ func (s *Store) refundExtraPayment(ctx context.Context, tx pgx.Tx, o *Order, p P
 // trySell takes the customer's lock, counts their other SOLD and live HELD
 // seats, and after the savepoint "sell" turns every seat of o into SOLD, in
 // sorted order, all in one round trip. It returns why the payment cannot
-// buy the seats (seat_limit, seat_taken), or "" when it did; with a
-// reason, the caller rolls back to the savepoint.
+// buy the seats (seat_limit, seat_taken), or "" when it did; the caller
+// then rolls back to the savepoint, or releases it.
 func (s *Store) trySell(ctx context.Context, tx pgx.Tx, o *Order) (string, error) {
 	b := &pgx.Batch{}
 	b.Queue(customerLockSQL, o.customerID, s.eventID)
