@@ -255,6 +255,9 @@ type Order struct {
 const orderColumns = `id::text, event_id, customer_id, session_id, status, amount::text, currency, hold_expires_at,
 	created_at, coalesce(payment_id, ''), settled_at, coalesce(refund_reason, ''), idempotency_key, paid_amount::text, paid_currency`
 
+// lockOrderSQL reads an order of the event and locks it.
+const lockOrderSQL = `SELECT ` + orderColumns + ` FROM ticket_order WHERE id = $1 AND event_id = $2 FOR UPDATE`
+
 func (s *Store) scanOrder(row pgx.Row) (*Order, error) {
 	var o Order
 	err := row.Scan(&o.OrderID, &o.EventID, &o.customerID, &o.sessionID, &o.Status, &o.Amount, &o.Currency, &o.ExpiresAt,
@@ -351,7 +354,7 @@ func (s *Store) Release(ctx context.Context, orderID, customer string) (*Order, 
 	var o *Order
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		o, err = s.scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2 FOR UPDATE`, orderID, s.eventID))
+		o, err = s.scanOrder(tx.QueryRow(ctx, lockOrderSQL, orderID, s.eventID))
 		if err != nil {
 			return err
 		}
@@ -528,7 +531,7 @@ func (s *Store) readPayment(ctx context.Context, tx pgx.Tx, p Payment) (*payment
 	b.Queue(`
 		SELECT payment_id, idempotency_key, order_id::text, amount::text, currency, reason, created_at
 		  FROM extra_payment WHERE payment_id = $1 OR idempotency_key = $2 LIMIT 1`, p.PaymentID, p.IdempotencyKey)
-	b.Queue(`SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2 FOR UPDATE`, p.OrderID, s.eventID)
+	b.Queue(lockOrderSQL, p.OrderID, s.eventID)
 	b.Queue(orderSeatsSQL, p.OrderID)
 	b.Queue(`SELECT now()`)
 	br := tx.SendBatch(ctx, b)

@@ -25,7 +25,7 @@ func decodeClaims(raw []byte) (c hsClaims, ok bool) {
 	}
 	for {
 		key, ok := d.str()
-		if !ok || !utf8Plain(key) || !d.byte(':') {
+		if !ok || !asciiKey(key) || !d.byte(':') {
 			return c, false
 		}
 		d.space()
@@ -161,9 +161,9 @@ func (d *claimsDecoder) scalar() bool {
 	return false
 }
 
-// utf8Plain reports whether key is printable ASCII: encoding/json folds
+// asciiKey reports whether key is ASCII: encoding/json folds
 // other letters too (ſ to s, K to k) when it matches keys to fields.
-func utf8Plain(key []byte) bool {
+func asciiKey(key []byte) bool {
 	for _, b := range key {
 		if b >= utf8.RuneSelf {
 			return false
