@@ -17,9 +17,10 @@ type Queue struct {
 	// into one script call.
 	JoinBatch int `env:"TICKETFAIR_JOIN_BATCH" flag:"join-batch" default:"256" usage:"most concurrent joins coalesced into one Redis script call (1: one call per join)"`
 	// JoinLinger lets a batch wait for more joins once the last call
-	// carried several: a call's cost to Redis is mostly per call, not per
-	// join. A join alone is never held back.
-	JoinLinger time.Duration `env:"TICKETFAIR_JOIN_LINGER" flag:"join-linger" default:"2ms" usage:"how long a batch of joins gathers more while joins arrive together (0: only those already waiting)"`
+	// carried several, until as many as then are waiting: a call's cost to
+	// Redis is mostly per call, not per join. A join alone is never held
+	// back.
+	JoinLinger time.Duration `env:"TICKETFAIR_JOIN_LINGER" flag:"join-linger" default:"2ms" usage:"how long a batch of joins gathers more while joins arrive together, at most until it holds as many as the last call (0: only those already waiting)"`
 
 	// Admitter and leader election.
 	Admitter        bool          `env:"TICKETFAIR_ADMITTER" flag:"admitter" default:"true" usage:"run the admitter in this process"`

@@ -3,13 +3,16 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -54,9 +57,79 @@ func Run(ctx context.Context, srv Server, background ...Background) error {
 
 // Observe records every request of h in obs, a histogram of request
 // durations with a "code" label (the response status, as promhttp counts
-// it) and the labels given (e.g. route: the mux pattern).
+// it) and the labels given (e.g. route: the mux pattern). Each status
+// code's observer is resolved once: promhttp's InstrumentHandlerDuration
+// builds and hashes a label map on every request, which on the queue's
+// join path cost more than verifying the identity token.
 func Observe(obs prometheus.ObserverVec, labels prometheus.Labels, h http.Handler) http.Handler {
-	return promhttp.InstrumentHandlerDuration(obs.MustCurryWith(labels), h)
+	codes := &codeObservers{vec: obs.MustCurryWith(labels)}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r)
+		codes.get(sw.status()).Observe(time.Since(start).Seconds())
+	})
+}
+
+// codeObservers caches a curried vec's observer per status code: reads
+// are a lock-free map lookup, and a code seen for the first time copies
+// the map under the lock.
+type codeObservers struct {
+	vec prometheus.ObserverVec
+	mu  sync.Mutex
+	m   atomic.Pointer[map[int]prometheus.Observer]
+}
+
+func (c *codeObservers) get(code int) prometheus.Observer {
+	if m := c.m.Load(); m != nil {
+		if o, ok := (*m)[code]; ok {
+			return o
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	next := map[int]prometheus.Observer{}
+	if m := c.m.Load(); m != nil {
+		if o, ok := (*m)[code]; ok {
+			return o
+		}
+		maps.Copy(next, *m)
+	}
+	o := c.vec.WithLabelValues(strconv.Itoa(code))
+	next[code] = o
+	c.m.Store(&next)
+	return o
+}
+
+// statusWriter remembers the status a handler answered with. Unwrap lets
+// http.ResponseController reach the connection's writer (flush, deadlines).
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 && code >= 200 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// status is the answered status; a handler that wrote nothing answered 200.
+func (w *statusWriter) status() int {
+	if w.code == 0 {
+		return http.StatusOK
+	}
+	return w.code
 }
 
 // Check is one readiness condition: Fn returns nil when it holds, an

@@ -192,6 +192,8 @@ func TestBadInput(t *testing.T) {
 		{"garbage queueId", "GET", queueURL(base) + "/not-a-queue-id", alice, nil, 404, "not_found"},
 		{"malformed JSON", "POST", queueURL(base), alice, []byte("{"), 400, "bad_json"},
 		{"JSON not an object", "POST", queueURL(base), alice, []byte(`[1]`), 400, "bad_json"},
+		{"unknown field", "POST", queueURL(base), alice, []byte(`{"customerId":"mallory"}`), 400, "bad_json"},
+		{"data after the object", "POST", queueURL(base), alice, []byte(`{} {}`), 400, "bad_json"},
 		{"body over 64 KiB", "POST", queueURL(base), alice, []byte(`{"x":"` + strings.Repeat("a", 70<<10) + `"}`), 413, "body_too_large"},
 		{"wrong method (queue)", "PUT", queueURL(base), alice, nil, 405, "method_not_allowed"},
 		{"wrong method (place)", "POST", queueURL(base) + "/" + aliceID, alice, nil, 405, "method_not_allowed"},

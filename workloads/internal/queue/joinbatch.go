@@ -92,9 +92,9 @@ func (b *joinBatcher) join(ctx context.Context, customer string) (place, error) 
 	}
 }
 
-// gather adds the joins already waiting to batch; if linger, it goes on
-// gathering for b.linger, or until the batch is full.
-func (b *joinBatcher) gather(batch *[]*joinReq, linger bool) {
+// gather adds the joins already waiting to batch, then, while the batch
+// holds fewer than enough, goes on gathering for at most b.linger.
+func (b *joinBatcher) gather(batch *[]*joinReq, enough int) {
 waiting:
 	for len(*batch) < b.max {
 		select {
@@ -104,12 +104,13 @@ waiting:
 			break waiting
 		}
 	}
-	if !linger || b.linger <= 0 {
+	enough = min(enough, b.max)
+	if len(*batch) >= enough || b.linger <= 0 {
 		return
 	}
 	deadline := time.NewTimer(b.linger)
 	defer deadline.Stop()
-	for len(*batch) < b.max {
+	for len(*batch) < enough {
 		select {
 		case r := <-b.reqs:
 			*batch = append(*batch, r)
@@ -131,7 +132,16 @@ func (b *joinBatcher) run(ctx context.Context) {
 		case r := <-b.reqs:
 			batch = append(batch[:0], r)
 		}
-		b.gather(&batch, last > 1)
+		// Linger only while joins arrive together (the last call carried
+		// several), and only until as many as then are waiting: more
+		// arrive with the next call. Waiting longer filled batches, but
+		// held every join back by the whole linger once clients waited
+		// on their answers to send more.
+		enough := 0
+		if last > 1 {
+			enough = last
+		}
+		b.gather(&batch, enough)
 		last = len(batch)
 		customers = customers[:0]
 		for _, r := range batch {

@@ -5,6 +5,7 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -287,7 +288,8 @@ func (s *service) join(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if len(strings.TrimSpace(string(body))) > 0 {
+	// "{}", what clients send, needs no decoder.
+	if b := bytes.TrimSpace(body); len(b) > 0 && string(b) != "{}" {
 		var req struct{}
 		if err := httpapi.UnmarshalStrict(body, &req); err != nil {
 			return err
