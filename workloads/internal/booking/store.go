@@ -255,8 +255,11 @@ type Order struct {
 const orderColumns = `id::text, event_id, customer_id, session_id, status, amount::text, currency, hold_expires_at,
 	created_at, coalesce(payment_id, ''), settled_at, coalesce(refund_reason, ''), idempotency_key, paid_amount::text, paid_currency`
 
-// lockOrderSQL reads an order of the event and locks it.
-const lockOrderSQL = `SELECT ` + orderColumns + ` FROM ticket_order WHERE id = $1 AND event_id = $2 FOR UPDATE`
+// orderSQL reads an order of the event; lockOrderSQL also locks it.
+const (
+	orderSQL     = `SELECT ` + orderColumns + ` FROM ticket_order WHERE id = $1 AND event_id = $2`
+	lockOrderSQL = orderSQL + ` FOR UPDATE`
+)
 
 func (s *Store) scanOrder(row pgx.Row) (*Order, error) {
 	var o Order
@@ -323,7 +326,7 @@ func (s *Store) Order(ctx context.Context, orderID, customer string) (*Order, er
 	if _, err := uuid.Parse(orderID); err != nil {
 		return nil, ErrOrderNotFound
 	}
-	o, err := s.scanOrder(s.pool.QueryRow(ctx, `SELECT `+orderColumns+` FROM ticket_order WHERE id = $1 AND event_id = $2`, orderID, s.eventID))
+	o, err := s.scanOrder(s.pool.QueryRow(ctx, orderSQL, orderID, s.eventID))
 	if err != nil {
 		return nil, err
 	}

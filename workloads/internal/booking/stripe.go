@@ -162,13 +162,15 @@ func ignored(orderID, reason string) map[string]any {
 	return map[string]any{"orderId": orderID, "ignored": true, "reason": reason}
 }
 
+const orderStatusSQL = `SELECT status FROM ticket_order WHERE id = $1 AND event_id = $2`
+
 // orderStatus is an order's status, for whoever holds a verified provider event.
 func (s *Store) orderStatus(ctx context.Context, orderID string) (string, error) {
 	if _, err := uuid.Parse(orderID); err != nil {
 		return "", ErrOrderNotFound
 	}
 	var status string
-	err := s.pool.QueryRow(ctx, `SELECT status FROM ticket_order WHERE id = $1 AND event_id = $2`, orderID, s.eventID).Scan(&status)
+	err := s.pool.QueryRow(ctx, orderStatusSQL, orderID, s.eventID).Scan(&status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", ErrOrderNotFound
 	}
