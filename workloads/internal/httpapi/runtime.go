@@ -59,8 +59,8 @@ func Run(ctx context.Context, srv Server, background ...Background) error {
 // durations with a "code" label (the response status, as promhttp counts
 // it) and the labels given (e.g. route: the mux pattern). Each status
 // code's observer is resolved once: promhttp's InstrumentHandlerDuration
-// builds and hashes a label map on every request, which on the queue's
-// join path cost more than verifying the identity token.
+// builds and hashes a label map on every request, which cost about as much
+// as verifying the join's identity token.
 func Observe(obs prometheus.ObserverVec, labels prometheus.Labels, h http.Handler) http.Handler {
 	codes := &codeObservers{vec: obs.MustCurryWith(labels)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

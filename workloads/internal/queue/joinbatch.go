@@ -47,8 +47,9 @@ func (s *store) joinMany(ctx context.Context, customers []string, set Settings) 
 // one script call: while one call is in flight the next joins gather, so
 // under load each call carries many joins and Redis runs one script
 // (one TIME, one round trip) for all of them. Once a call carried several,
-// the next one also gathers for linger: under a spike that fills batches at
-// the cost of a millisecond or two per join. Alone, a join goes at once.
+// the next one also gathers for up to linger, until it holds as many: under
+// a spike that fills batches at the cost of a millisecond or two per join.
+// Alone, a join goes at once.
 type joinBatcher struct {
 	st     *store
 	live   *liveSettings

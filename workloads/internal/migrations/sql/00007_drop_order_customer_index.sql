@@ -6,7 +6,7 @@
 -- order of the event. A generic plan prepared while ticket_order has never
 -- been analyzed (a sale's first minute: the table starts empty) costs an
 -- index scan on event_id the same as one on the primary key, and some
--- connections kept the event_id scan for the whole sale, filtering
+-- connections kept the event_id scan for minutes of a sale, filtering
 -- thousands of orders per payment. The primary key is now the only index
 -- such a lookup can use. CONCURRENTLY, so a live sale's holds are not
 -- blocked while it goes.
