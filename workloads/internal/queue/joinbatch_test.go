@@ -154,9 +154,9 @@ func recordOf(t *testing.T, st *store, customer string) []string {
 
 // TestGatherLingersUntilEnough: a batch lingers only while it holds fewer
 // joins than enough (the last call's size), and goes as soon as it has
-// them. The linger is a second, so the bounds hold on a loaded machine.
+// them. The linger is two seconds, so the bounds hold on a loaded machine.
 func TestGatherLingersUntilEnough(t *testing.T) {
-	const linger = time.Second
+	const linger = 2 * time.Second
 	b := newJoinBatcher(nil, nil, 256, linger)
 	queued := func(n int) {
 		for range n {
