@@ -204,6 +204,11 @@ podLogsDirectory: $dir/kubelet/pod-logs
 clusterDomain: cluster.local
 serializeImagePulls: false
 maxPods: 40
+# Absolute thresholds: the disk is shared with the rest of the machine, and
+# the default 15% free of it flipped the node to DiskPressure (its taint
+# left the operator's pod Pending) while gigabytes were free. Every signal
+# is listed, as the ones left out would not keep their defaults.
+evictionHard: {memory.available: 100Mi, nodefs.available: 1Gi, nodefs.inodesFree: 5%, imagefs.available: 1Gi, imagefs.inodesFree: 5%}
 EOF
   start kubelet "$(bin kubelet)" --config "$dir/kubelet/config.yaml" --kubeconfig "$p/kubelet.kubeconfig" \
     --root-dir "$dir/kubelet/root" --node-ip "$node_ip" --hostname-override "$node" --v=1
