@@ -2,8 +2,11 @@ package booking
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -55,4 +58,112 @@ func TestOrderLookupsUsePrimaryKey(t *testing.T) {
 	check("20,000 orders")
 	run("ANALYZE ticket_order")
 	check("20,000 orders, analyzed")
+}
+
+// TestReleasesReadSeatsByKey: the sweeper frees a batch of expired holds'
+// seats through the primary key, and the release of one order finds its
+// seats through seat_order, in custom and generic plans, with the
+// statistics autovacuum takes once the seats are seeded, before the sale
+// (every seat AVAILABLE), and thousands of seats held since. With a check
+// on status in their statements the planner read the seats through a
+// partial index on status, which those statistics show as empty: every
+// held seat was tested against the batch, or read for each release.
+func TestReleasesReadSeatsByKey(t *testing.T) {
+	ctx := context.Background()
+	url, pool := testDB(t, "A:10.00:100:100")
+	if _, err := pool.Exec(ctx, "ANALYZE seat"); err != nil {
+		t.Fatal(err)
+	}
+	const held = 6000
+	if _, err := pool.Exec(ctx, `
+		WITH o AS (INSERT INTO ticket_order (id, customer_id, event_id, amount, currency, hold_expires_at)
+		           VALUES (gen_random_uuid(), 'c', $1, 10, 'EUR', now() - interval '1 minute') RETURNING id)
+		UPDATE seat SET status = 'HELD', held_by = 'c', order_id = (SELECT id FROM o), hold_expires_at = now() - interval '1 minute'
+		 WHERE event_id = $1 AND row_no <= $2`, testEvent, held/100); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var order string
+	if err := pool.QueryRow(ctx, "SELECT id::text FROM ticket_order WHERE customer_id = 'c'").Scan(&order); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+		if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
+			t.Fatal(err)
+		}
+		// The sweeper's update reads the claimed seats by primary key.
+		plan := explainPrepared(t, conn, releaseExpiredSeatsSQL, fmt.Sprintf("%d, 1000", testEvent))
+		if got := scans(plan, false); len(got) != 1 || got[0] != "Index Scan seat_pkey" {
+			t.Errorf("%s: the sweeper's update reads the seats by %v, want the primary key; plan %v", mode, got, plan)
+		}
+		// A release of one order reads its seats by seat_order.
+		plan = explainPrepared(t, conn, releaseSeatsSQL, "'"+order+"'")
+		got := scans(plan, true)
+		if !slices.Contains(got, "Index Scan seat_order") {
+			t.Errorf("%s: an order's release reads its seats by %v, want seat_order; plan %v", mode, got, plan)
+		}
+		for _, g := range got {
+			if g != "Index Scan seat_order" && g != "Index Scan seat_pkey" {
+				t.Errorf("%s: an order's release reads seats by %s; plan %v", mode, g, plan)
+			}
+		}
+	}
+	st := NewStore(pool, testEvent, time.Minute, 4, "EUR")
+	seats, orders, _, err := st.Sweep(ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seats != held || orders != 1 {
+		t.Errorf("swept %d seats and %d orders, want %d and 1", seats, orders, held)
+	}
+	var left int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM seat WHERE event_id = $1 AND status <> 'AVAILABLE'", testEvent).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d seats still held (%v)", left, err)
+	}
+}
+
+// explainPrepared prepares sql, explains its execution with args as JSON,
+// and deallocates it.
+func explainPrepared(t *testing.T, conn *pgx.Conn, sql, args string) map[string]any {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := conn.Exec(ctx, "PREPARE explained AS "+sql); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if _, err := conn.Exec(ctx, "DEALLOCATE explained"); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	var plan []map[string]any
+	if err := conn.QueryRow(ctx, "EXPLAIN (FORMAT JSON) EXECUTE explained("+args+")").Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	top, _ := plan[0]["Plan"].(map[string]any)
+	return top
+}
+
+// scans lists the scans of tables under a plan's top node as "Node Type
+// Index Name": every one when deep, else those of its direct children that
+// are not InitPlans.
+func scans(node map[string]any, deep bool) []string {
+	var out []string
+	children, _ := node["Plans"].([]any)
+	for _, c := range children {
+		c, _ := c.(map[string]any)
+		if !deep && c["Parent Relationship"] == "InitPlan" {
+			continue
+		}
+		if _, table := c["Relation Name"]; table {
+			out = append(out, fmt.Sprint(c["Node Type"], " ", c["Index Name"]))
+		}
+		if deep {
+			out = append(out, scans(c, true)...)
+		}
+	}
+	return out
 }
