@@ -1,8 +1,9 @@
 // Package bench measures ticketfair against the machine's own limits in
 // one run, so the figures compare: redis-benchmark running the queue's
 // join script, pgbench running the hold's conditional UPDATE on a
-// 50,000-seat table, and a plain Go HTTP handler, each next to ticketfair's
-// joins/s, polls/s and holds/s under the same closed-loop load generator.
+// 50,000-seat table and booking's own hold_seats, and a plain Go HTTP
+// handler, each next to ticketfair's joins/s, polls/s and holds/s under
+// the same closed-loop load generator.
 package bench
 
 import (
@@ -113,7 +114,10 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		return nil, err
 	}
 	logf("baseline: pgbench with the hold's conditional UPDATE on 50,000 seats ...")
-	pgbenchTPS, err := pgbench(ctx, pg.URL, dir, pgbenchClients, int(o.Duration.Seconds()))
+	if err := createBenchSeats(ctx, pg.URL); err != nil {
+		return nil, err
+	}
+	pgbenchTPS, err := pgbench(ctx, pg.URL, dir, "update", pgbenchScript, pgbenchClients, int(o.Duration.Seconds()))
 	if err != nil {
 		return nil, err
 	}
@@ -220,8 +224,21 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	logf("ticketfair: hold_seats run by pgbench on booking's seats ...")
+	holdSeatsTPS, err := pgbench(ctx, s.databaseURL, dir, "hold_seats", holdSeatsScript, pgbenchClients, int(o.Duration.Seconds()))
+	if err != nil {
+		return nil, err
+	}
+	sweptPgbench, err := s.sweep(ctx)
+	if err != nil {
+		return nil, err
+	}
 	logf("ticketfair: holds through booking.Store, as many clients as pgbench ...")
 	storeHolds, err := s.measureStoreHolds(ctx, o, pgbenchClients)
+	if err != nil {
+		return nil, err
+	}
+	sweptStore, err := s.sweep(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -251,6 +268,8 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		{What: "queue joins/s", PerSecond: joins.PerSecond, P50: joins.P50, P99: joins.P99, Baseline: "one script call per join", BaselineRPS: joinsOne.PerSecond},
 		{What: "queue polls/s", PerSecond: polls.PerSecond, P50: polls.P50, P99: polls.P99, Baseline: "plain Go handler (POST + bearer)", BaselineRPS: plain.PerSecond},
 		{What: "booking holds/s (store)", PerSecond: storeHolds.PerSecond, P50: storeHolds.P50, P99: storeHolds.P99, Baseline: "pgbench conditional UPDATE", BaselineRPS: pgbenchTPS},
+		{What: "booking holds/s (store)", PerSecond: storeHolds.PerSecond, P50: storeHolds.P50, P99: storeHolds.P99, Baseline: "pgbench hold_seats", BaselineRPS: holdSeatsTPS},
+		{What: "pgbench hold_seats/s", PerSecond: holdSeatsTPS, Baseline: "pgbench conditional UPDATE", BaselineRPS: pgbenchTPS},
 		{What: "booking holds/s (HTTP)", PerSecond: holds.PerSecond, P50: holds.P50, P99: holds.P99, Baseline: "pgbench conditional UPDATE", BaselineRPS: pgbenchTPS},
 		{What: "booking holds/s (HTTP)", PerSecond: holds.PerSecond, P50: holds.P50, P99: holds.P99, Baseline: "plain Go handler (POST + bearer)", BaselineRPS: plain.PerSecond},
 		// The admitter's primitive, for reference: members popped per second.
@@ -258,7 +277,8 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	}
 	cpuLine := fmt.Sprintf("\nRedis CPU per 100,000 joins (INFO cpu, user+sys, less %.2f s of idle background per %s): %.2f s coalesced (%d joins, %.1f per script call) vs %.2f s with one script call per join (%d joins): %.2fx\n",
 		background.cpu, o.Duration, cpuBatched, joins.Ops, float64(joins.Ops)/float64(max(batched.scripts, 1)), cpuOne, joinsOne.Ops, cpuBatched/cpuOne)
-	table := formatRows(rows, o) + cpuLine + formatWaiting([]waitingCost{before, after}) + seatBytes
+	sweepLine := fmt.Sprintf("\nbooking's sweep of the expired holds, one connection, batches of 1,000: after pgbench hold_seats %s; after the store's holds %s\n", sweptPgbench, sweptStore)
+	table := formatRows(rows, o) + cpuLine + sweepLine + formatWaiting([]waitingCost{before, after}) + seatBytes
 	fmt.Fprint(o.Out, table)
 	if o.Markdown != "" {
 		doc := "# Benchmark results\n\nProduced by `make bench` (`ticketfair-dev bench`): every figure comes from ONE run on one machine, " +
@@ -368,6 +388,13 @@ func startServices(ctx context.Context, redisURL, pgURL string) (*services, erro
 	b := config.DefaultsOf[config.Booking]()
 	b.HTTPAddr, b.EventID, b.DatabaseURL, b.RedisURL, b.Identity, b.AccessTokenKeys = "127.0.0.1:0", eventID, db, redisURL, ident, keySpec
 	b.WebhookSecrets, b.ServiceToken = "bench-webhook", "bench-service"
+	// The holds measured against pgbench expire at once, as pgbench's
+	// own do, so that the seats can be taken again. Swept during the
+	// measurement every 2 s, they would double its writes with releases a
+	// sale does not make (its holds last minutes, and most are paid): the
+	// bench sweeps them itself between measurements (services.sweep), and
+	// the HTTP holds last the default five minutes.
+	b.SweepInterval = time.Hour
 	if s.bookingURL, err = serve(ctx, s, func(ctx context.Context, ready func(net.Addr)) error { return booking.Run(ctx, b, ready) }); err != nil {
 		return nil, err
 	}
@@ -447,11 +474,26 @@ func benchSeats() []string {
 	return seats
 }
 
+// sweep frees the expired holds of the last measurement, as booking's
+// sweeper would, and says what it freed and how long that took.
+func (s *services) sweep(ctx context.Context) (string, error) {
+	pool, err := database.Pool(ctx, config.Postgres{DatabaseURL: s.databaseURL}, database.MaxConns(1))
+	if err != nil {
+		return "", err
+	}
+	defer pool.Close()
+	start := time.Now()
+	seats, orders, _, err := booking.NewStore(pool, eventID, time.Millisecond, 4, "EUR").Sweep(ctx, 1000)
+	if err != nil {
+		return "", fmt.Errorf("sweeping the expired holds: %w", err)
+	}
+	return fmt.Sprintf("%d seats and %d orders in %s", seats, orders, time.Since(start).Round(time.Millisecond)), nil
+}
+
 // measureStoreHolds holds one seat per call through booking.Store, with
 // no HTTP, token or session check around it: what compares with pgbench's
-// bare conditional UPDATE. The holds expire at once, as pgbench's do, and
-// are swept, so the seats are free again for the HTTP holds that follow.
-// It has one connection per client, as pgbench has; pgx's default pool
+// bare conditional UPDATE and with pgbench running hold_seats. The holds
+// expire at once, as pgbench's do; sweep frees them afterwards. It has one connection per client, as pgbench has; pgx's default pool
 // (four connections on two cores) would measure the queue for the pool.
 func (s *services) measureStoreHolds(ctx context.Context, o Options, clients int) (measurement, error) {
 	pool, err := database.Pool(ctx, config.Postgres{DatabaseURL: s.databaseURL}, database.MaxConns(clients))
@@ -467,12 +509,6 @@ func (s *services) measureStoreHolds(ctx context.Context, o Options, clients int
 		_, err := st.Hold(ctx, fmt.Sprintf("store-%d", k), "bench", []string{seats[k%int64(len(seats))]})
 		return err
 	})
-	// Sweep the expired holds now, as the booking service's sweeper does
-	// every few seconds during a sale: left for it, tens of thousands would
-	// be swept during the HTTP holds, which would measure the pile.
-	if _, _, _, err := st.Sweep(ctx, 1000); err != nil {
-		return m, fmt.Errorf("sweeping the store's holds: %w", err)
-	}
 	return m, nil
 }
 
