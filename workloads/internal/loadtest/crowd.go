@@ -690,6 +690,14 @@ func (cr *crowd) choose(ctx context.Context, c *customer) {
 		cr.held.Add(int64(len(seats)))
 		if c.kind == holdExpirer {
 			inc(&cr.counts.HoldsAbandoned)
+			// The seats stay held until the hold expires, and count as
+			// held until then.
+			n := int64(len(seats))
+			if exp, err := time.Parse(time.RFC3339Nano, h.ExpiresAt); err == nil {
+				time.AfterFunc(time.Until(exp), func() { cr.held.Add(-n) })
+			} else {
+				cr.held.Add(-n)
+			}
 			cr.active.Add(-1)
 			cr.finish(c)
 			return
