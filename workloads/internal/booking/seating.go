@@ -119,11 +119,12 @@ func positive(s string) bool {
 // Seed inserts the seats of sections for eventID. It is idempotent: seats
 // that exist keep their status, holder and price, so re-running never
 // resets a HELD or SOLD seat. The rows go through COPY into a temporary
-// table, then one INSERT … ON CONFLICT DO NOTHING. It does not ANALYZE
-// the seats: statistics taken with every seat AVAILABLE describe the
-// partial indexes on held and sold seats as empty, and a full-scale sale
-// that started with them released holds through a scan of every held and
-// sold seat (215–350 ms a release) for the first two minutes.
+// table, then one INSERT … ON CONFLICT DO NOTHING. Then it analyzes the
+// seats, as autovacuum would soon after: every sale, the local one too,
+// starts with the statistics a deployed sale has, in which every seat is
+// AVAILABLE and the partial indexes on held and sold seats look empty
+// (the statements that free seats are written for them; see
+// releaseExpiredSeatsSQL).
 func Seed(ctx context.Context, pool *pgxpool.Pool, eventID int64, sections []Section) (inserted int64, err error) {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
@@ -154,6 +155,9 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, eventID int64, sections []Sec
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("seed commit: %w", err)
+	}
+	if _, err := pool.Exec(ctx, "ANALYZE seat"); err != nil {
+		return 0, fmt.Errorf("seed analyze: %w", err)
 	}
 	return tag.RowsAffected(), nil
 }
