@@ -70,10 +70,10 @@ UPDATE bench_seat SET status = 'HELD', held_by = 'bench', hold_expires_at = now(
 // holdSeatsScript is a whole hold as booking makes it, one call of
 // hold_seats, run by pgbench on booking's schema and seats: the hold
 // without the Go client. Each of pgbenchClients clients holds seats of
-// its own rows (12 of the 100 rows in each section) for a new customer, and a hold lasts 0 ms,
-// so a seat is never held when the next call picks it: pgbench ends a
-// client at its first error, and every error would be a measurement's
-// artefact, not a refusal a sale makes.
+// its own rows (12 of the 100 rows in each section) for a new customer,
+// and a hold lasts 0 ms, so a seat is never held when the next call picks
+// it: pgbench ends a client at its first error, and every error would be
+// a measurement's artefact, not a refusal a sale makes.
 const holdSeatsScript = `\set q random(1, 4)
 \set r 1 + :client_id * 12 + random(0, 11)
 \set n random(1, 125)

@@ -483,25 +483,32 @@ func (s *services) sweep(ctx context.Context) (string, error) {
 	}
 	defer pool.Close()
 	start := time.Now()
-	seats, orders, _, err := booking.NewStore(pool, eventID, time.Millisecond, 4, "EUR").Sweep(ctx, 1000)
+	seats, orders, _, err := benchStore(pool).Sweep(ctx, 1000)
 	if err != nil {
 		return "", fmt.Errorf("sweeping the expired holds: %w", err)
 	}
 	return fmt.Sprintf("%d seats and %d orders in %s", seats, orders, time.Since(start).Round(time.Millisecond)), nil
 }
 
+// benchStore is the store of the holds measured against pgbench, whose
+// holds expire after a millisecond, and of the sweeps that free them.
+func benchStore(pool *pgxpool.Pool) *booking.Store {
+	return booking.NewStore(pool, eventID, time.Millisecond, 4, "EUR")
+}
+
 // measureStoreHolds holds one seat per call through booking.Store, with
 // no HTTP, token or session check around it: what compares with pgbench's
 // bare conditional UPDATE and with pgbench running hold_seats. The holds
-// expire at once, as pgbench's do; sweep frees them afterwards. It has one connection per client, as pgbench has; pgx's default pool
-// (four connections on two cores) would measure the queue for the pool.
+// expire at once, as pgbench's do; sweep frees them afterwards. It has
+// one connection per client, as pgbench has; pgx's default pool (four
+// connections on two cores) would measure the queue for the pool.
 func (s *services) measureStoreHolds(ctx context.Context, o Options, clients int) (measurement, error) {
 	pool, err := database.Pool(ctx, config.Postgres{DatabaseURL: s.databaseURL}, database.MaxConns(clients))
 	if err != nil {
 		return measurement{}, err
 	}
 	defer pool.Close()
-	st := booking.NewStore(pool, eventID, time.Millisecond, 4, "EUR")
+	st := benchStore(pool)
 	seats := benchSeats()
 	var next atomic.Int64
 	m := closedLoop(ctx, clients, o.Duration, func(ctx context.Context, w, i int) error {
