@@ -133,7 +133,9 @@ func testPreQueueFIFOMode(t *testing.T, join joinFunc) {
 		if customers[i] != want {
 			t.Fatalf("admission %d is %s, want %s", i, customers[i], want)
 		}
-		if wantSeq := int64(i%50 + 1); qseq[i] != wantSeq {
+		// The pre-queue's ranks 1..50, then the places after opening:
+		// the arrival numbers 51..100.
+		if wantSeq := int64(i + 1); qseq[i] != wantSeq {
 			t.Fatalf("admission %d queueSeq %d, want %d", i, qseq[i], wantSeq)
 		}
 	}

@@ -9,6 +9,6 @@ import "strconv"
 func JoinCommand(eventID int64, customerPlaceholder string) (source string, keys, args []string) {
 	k := keysFor(eventID)
 	return joinSource,
-		[]string{k.customers, k.queue, k.arrival, k.fifo, k.active, k.gen},
+		[]string{k.customers, k.queue, k.arrival, k.active, k.gen},
 		[]string{customerPlaceholder, "0", "shuffle", "0", strconv.FormatInt(postOpenBase, 10), "1"}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -18,16 +19,15 @@ func (s *store) joinMany(ctx context.Context, customers []string, set Settings) 
 	if set.PreQueue == "fifo" || set.PreQueue == "FIFO" {
 		mode = "fifo"
 	}
-	args := make([]any, 0, 4+2*len(customers))
-	args = append(args, openMs, mode, strconv.FormatInt(postOpenBase, 10), newGeneration())
-	for _, c := range customers {
-		args = append(args, c)
+	// The pre-queue's random keys go only while it may still take places
+	// by this pod's clock, with a margin for Redis's; after that they are
+	// n arguments Redis would parse for nothing. A script that needs them
+	// all the same says so (NOKEYS), and the call goes again with them.
+	keys := mode == "shuffle" && time.Now().Before(set.SalesOpenAt.Add(keysAfterOpening))
+	res, err := s.runJoinMany(ctx, customers, openMs, mode, keys)
+	if err != nil && !keys && strings.HasPrefix(err.Error(), "NOKEYS") {
+		res, err = s.runJoinMany(ctx, customers, openMs, mode, true)
 	}
-	for range customers {
-		args = append(args, randomKey())
-	}
-	res, err := joinManyScript.Run(ctx, s.rdb,
-		[]string{s.k.customers, s.k.queue, s.k.arrival, s.k.fifo, s.k.active, s.k.gen}, args...).Slice()
 	if err != nil {
 		return nil, unavailable("join", err)
 	}
@@ -41,6 +41,26 @@ func (s *store) joinMany(ctx context.Context, customers []string, set Settings) 
 		out[i] = place{Created: toInt(r[0]) == 1, State: toString(r[1]), Score: toInt(r[2]), Gen: gen}
 	}
 	return out, nil
+}
+
+// keysAfterOpening is how long after opening, by a pod's clock, its joins
+// still carry the pre-queue's random keys: more than the skew between a
+// pod's clock and Redis's.
+const keysAfterOpening = time.Minute
+
+func (s *store) runJoinMany(ctx context.Context, customers []string, openMs int64, mode string, keys bool) ([]any, error) {
+	args := make([]any, 0, 5+2*len(customers))
+	args = append(args, openMs, mode, strconv.FormatInt(postOpenBase, 10), newGeneration(), len(customers))
+	for _, c := range customers {
+		args = append(args, c)
+	}
+	if keys {
+		for range customers {
+			args = append(args, randomKey())
+		}
+	}
+	return joinManyScript.Run(ctx, s.rdb,
+		[]string{s.k.customers, s.k.queue, s.k.arrival, s.k.active, s.k.gen}, args...).Slice()
 }
 
 // joinBatcher coalesces the joins that reach a pod at the same moment into

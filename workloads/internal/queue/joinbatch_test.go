@@ -110,21 +110,25 @@ func TestJoinManyFIFO(t *testing.T) {
 	if !slices.IsSorted(scores) || scores[0] == scores[1] || scores[1] == scores[2] || scores[2] == scores[3] {
 		t.Fatalf("not FIFO in batch order: %v", scores)
 	}
-	// Places after opening are postOpenBase plus the FIFO number, exactly
-	// (above 2^52 a float format would lose the last digits), in the reply,
-	// the queue and the records alike.
+	// Places after opening are postOpenBase plus the arrival number,
+	// exactly (above 2^52 a float format would lose the last digits), in
+	// the reply and the queue alike, and a customer waiting after opening
+	// has no record: the place is the record. z's repeat in the batch took
+	// number 4 before ZADD NX found z waiting: numbers may skip, never
+	// repeat or go back.
 	for i, c := range []string{"z", "a", "b", "c"} {
-		want := int64(postOpenBase + i + 1)
-		if scores[i] != want || rdb.ZScore(ctx, st.k.queue, c).Val() != float64(want) || recordOf(t, st, c)[2] != strconv.FormatInt(want, 10) {
-			t.Fatalf("%s: place %d, queue %v, record %q; want %d", c, scores[i], rdb.ZScore(ctx, st.k.queue, c).Val(), recordOf(t, st, c), want)
+		want := int64(postOpenBase + []int{1, 2, 3, 5}[i])
+		if scores[i] != want || rdb.ZScore(ctx, st.k.queue, c).Val() != float64(want) || rdb.HExists(ctx, st.k.customers, c).Val() {
+			t.Fatalf("%s: place %d, queue %v, record %v; want %d and none", c, scores[i], rdb.ZScore(ctx, st.k.queue, c).Val(), rdb.HGet(ctx, st.k.customers, c).Val(), want)
 		}
 	}
-	// Arrival numbers follow the batch order too.
-	arrival := func(c string) int64 { n, _ := strconv.ParseInt(recordOf(t, st, c)[1], 10, 64); return n }
-	if !(arrival("z") < arrival("a") && arrival("a") < arrival("b") && arrival("b") < arrival("c")) {
-		t.Fatalf("arrivals not in batch order: z %d, a %d, b %d, c %d", arrival("z"), arrival("a"), arrival("b"), arrival("c"))
+	// The batch took five numbers and gave back the one its repeat of a
+	// left unused.
+	if n, err := rdb.Get(ctx, st.k.arrival).Int64(); n != 5 || err != nil {
+		t.Fatalf("arrival counter %d %v, want 5", n, err)
 	}
-	arrivalB := arrival("b")
+	arrival := func(c string) int64 { n, _ := strconv.ParseInt(recordOf(t, st, c)[1], 10, 64); return n }
+	arrivalB := ps[1].Score - postOpenBase
 	// Leaving and joining again gives a new place at the back, same arrival.
 	if ok, err := st.leave(ctx, "b", ps[1].Score); !ok || err != nil {
 		t.Fatalf("leave: %v %v", ok, err)
@@ -190,5 +194,99 @@ func TestGatherLingersUntilEnough(t *testing.T) {
 	queued(300)
 	if n, _ := gather(1000); n != 256 {
 		t.Fatalf("gathered %d, want at most the batch's maximum 256", n)
+	}
+}
+
+// TestPlaceWithoutRecord: a customer who joined after opening waits with
+// no record in the customers hash, and every script that reads records
+// finds the place in the queue instead: repeat joins on both paths (also
+// once the opening has been moved later), claim, leave and the join after
+// leaving, which gives a new place and keeps the arrival number.
+func TestPlaceWithoutRecord(t *testing.T) { onJoinPaths(t, testPlaceWithoutRecord) }
+
+func testPlaceWithoutRecord(t *testing.T, join joinFunc) {
+	rdb := testenv.Redis(t)
+	st := newStore(rdb, testEvent)
+	ctx := context.Background()
+	set := testSettings()
+	join(t, st, set, "w", 1)
+	const c, score = "w00000", postOpenBase + 1
+	if rdb.HExists(ctx, st.k.customers, c).Val() || rdb.ZScore(ctx, st.k.queue, c).Val() != score {
+		t.Fatalf("after the join: record %q, place %v; want none and %d", rdb.HGet(ctx, st.k.customers, c).Val(), rdb.ZScore(ctx, st.k.queue, c).Val(), int64(score))
+	}
+	later := set
+	later.SalesOpenAt = time.Now().Add(time.Hour)
+	for _, s := range []Settings{set, later} {
+		one, err := st.join(ctx, c, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		many, err := st.joinMany(ctx, []string{"x", c, c}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []place{one, many[1], many[2]} {
+			if p.Created || p.State != "w" || p.Score != score {
+				t.Fatalf("repeat join (opening %v): %+v, want the place %d kept", s.SalesOpenAt, p, int64(score))
+			}
+		}
+	}
+	if rdb.HExists(ctx, st.k.customers, c).Val() || rdb.ZScore(ctx, st.k.queue, c).Val() != score {
+		t.Fatalf("after the repeats: record %q, place %v", rdb.HGet(ctx, st.k.customers, c).Val(), rdb.ZScore(ctx, st.k.queue, c).Val())
+	}
+	for _, tc := range []struct {
+		score int64
+		want  string
+	}{{score + 1, "none"}, {score, "waiting"}} {
+		if r, err := st.claim(ctx, c, tc.score, set.TokenTTL); err != nil || r.Status != tc.want {
+			t.Fatalf("claim at %d: %+v %v, want %s", tc.score, r, err, tc.want)
+		}
+	}
+	if ok, err := st.leave(ctx, c, score+1); ok || err != nil {
+		t.Fatalf("leave with another place: %v %v", ok, err)
+	}
+	if ok, err := st.leave(ctx, c, score); !ok || err != nil {
+		t.Fatalf("leave: %v %v", ok, err)
+	}
+	if rec := strings.Join(recordOf(t, st, c), "|"); rec != fmt.Sprintf("l|1|%d|", int64(score)) || rdb.ZScore(ctx, st.k.queue, c).Err() == nil {
+		t.Fatalf("after leaving: record %q, in the queue %v", rec, rdb.ZScore(ctx, st.k.queue, c).Err() == nil)
+	}
+	again, err := st.joinMany(ctx, []string{c}, set)
+	if err != nil || !again[0].Created || again[0].Score <= score {
+		t.Fatalf("join after leaving: %+v %v, want a new place after %d", again, err, int64(score))
+	}
+	if rec := strings.Join(recordOf(t, st, c), "|"); rec != fmt.Sprintf("w|1|%d|", again[0].Score) {
+		t.Fatalf("record after joining again: %q", rec)
+	}
+}
+
+// TestJoinManyAsksForKeys: a batch sent without the pre-queue's random
+// keys while Redis's clock says the sale has not opened is refused with
+// NOKEYS before anything is written (joinMany then sends it again with
+// them), and a shuffled pre-queue that gets them gives each its key.
+func TestJoinManyAsksForKeys(t *testing.T) {
+	rdb := testenv.Redis(t)
+	st := newStore(rdb, testEvent)
+	ctx := context.Background()
+	openMs := time.Now().Add(time.Hour).UnixMilli()
+	_, err := st.runJoinMany(ctx, []string{"a", "b"}, openMs, "shuffle", false)
+	if err == nil || !strings.HasPrefix(err.Error(), "NOKEYS") {
+		t.Fatalf("without keys before opening: %v, want NOKEYS", err)
+	}
+	if n := rdb.Exists(ctx, st.k.gen, st.k.arrival, st.k.queue, st.k.customers).Val(); n != 0 {
+		t.Fatalf("the refused call wrote %d keys", n)
+	}
+	res, err := st.runJoinMany(ctx, []string{"a", "b"}, openMs, "shuffle", true)
+	if err != nil || len(res) != 7 {
+		t.Fatalf("with keys: %v %v", res, err)
+	}
+	for _, c := range []string{"a", "b"} {
+		if s := rdb.ZScore(ctx, st.k.queue, c).Val(); s >= postOpenBase || recordOf(t, st, c)[0] != "w" {
+			t.Fatalf("%s: place %v, record %v; want a pre-queue place with a record", c, s, recordOf(t, st, c))
+		}
+	}
+	// After opening the keys are not needed.
+	if _, err := st.runJoinMany(ctx, []string{"c"}, 0, "shuffle", false); err != nil {
+		t.Fatal(err)
 	}
 }

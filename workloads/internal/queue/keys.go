@@ -5,8 +5,8 @@ import "github.com/ticketfair/ticketfair/workloads/internal/zone"
 // postOpenBase separates the two cohorts in the queue's score space:
 // pre-queue members score below it (a random key in [0, 2^52) when the
 // pre-queue is shuffled, the arrival sequence when it is FIFO), members who
-// join after opening score postOpenBase + their FIFO sequence. Every score
-// stays an exact integer in a float64.
+// join after opening score postOpenBase + the next number of the arrival
+// sequence. Every score stays an exact integer in a float64.
 const postOpenBase = 1 << 52
 
 // maxShuffleKey bounds the pre-queue's random keys.
@@ -20,8 +20,7 @@ type keys struct {
 	active    string // ZSET sessions, scored by expiry ms (zone contract)
 	remaining string // seats left, written by booking (zone contract)
 	inventory string // HASH held, sold: written by booking with remaining (zone contract)
-	arrival   string // INCR: order of first joins
-	fifo      string // INCR: queue sequence after opening
+	arrival   string // INCR: the places given, in order (see joinScript)
 	preRank   string // INCR: rank of admitted pre-queue members
 	epoch     string // fencing epoch of the admitter
 	watermark string // score of the last admitted customer
@@ -39,7 +38,6 @@ func keysFor(eventID int64) keys {
 		remaining: zone.RemainingKey(eventID),
 		inventory: zone.InventoryKey(eventID),
 		arrival:   p + "arrival",
-		fifo:      p + "fifo",
 		preRank:   p + "prerank",
 		epoch:     p + "epoch",
 		watermark: p + "watermark",

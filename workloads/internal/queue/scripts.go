@@ -6,12 +6,23 @@ import "github.com/redis/go-redis/v9"
 // so opening, expiry and the booking service's session check all follow
 // one clock. A customer's record in the customers hash is
 // "state|arrivalSeq|score|sessionId" with state w (waiting), a (admitted,
-// token not yet claimed), c (claimed) or l (left). Places after opening
-// are above 2^52 (postOpenBase): the join scripts print them with '%d',
-// exact below 2^53 and far cheaper than a floating-point format.
+// token not yet claimed), c (claimed) or l (left).
+//
+// Every place comes from one sequence, the arrival counter: before opening
+// a new customer's arrival number (the place is that number when the
+// pre-queue is FIFO, a random key when it is shuffled), after opening
+// postOpenBase plus the next number. So a customer who joined after
+// opening and still waits needs no record: the queue's score is the place
+// and the score less postOpenBase the arrival number. The joins of the
+// opening spike write the queue's sorted set alone, not a hash entry too,
+// which halves their writes in Redis. Records are written when a place
+// has to remember more: a pre-queue place, admission, leaving, and a new
+// place for a customer who had one. Places after opening are above 2^52:
+// the scripts print them with '%d', exact below 2^53 and far cheaper than
+// a floating-point format.
 
 // joinScript gives the customer a place, or returns the place they have.
-// KEYS: customers, queue, arrival, fifo, active, generation.
+// KEYS: customers, queue, arrival, active, generation.
 // ARGV: customer, salesOpenMs, preQueue (shuffle|fifo), randomKey, postOpenBase, newGeneration.
 // Returns {created 0|1, state, arrivalSeq, score, generation}. The
 // generation names this Redis's copy of the queue: a Redis that lost its
@@ -22,10 +33,11 @@ var joinScript = redis.NewScript(joinSource)
 const joinSource = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local gen = redis.call('GET', KEYS[6])
+local base = tonumber(ARGV[5])
+local gen = redis.call('GET', KEYS[5])
 if not gen then
   gen = ARGV[6]
-  redis.call('SET', KEYS[6], gen)
+  redis.call('SET', KEYS[5], gen)
 end
 local rec = redis.call('HGET', KEYS[1], ARGV[1])
 local arr
@@ -34,115 +46,141 @@ if rec then
   arr = a
   if st == 'w' then return {0, st, a, sc, gen} end
   if st == 'a' or st == 'c' then
-    local exp = redis.call('ZSCORE', KEYS[5], sid)
+    local exp = redis.call('ZSCORE', KEYS[4], sid)
     if exp and tonumber(exp) > now then return {0, st, a, sc, gen} end
   end
 else
-  arr = string.format('%d', redis.call('INCR', KEYS[3]))
+  local sc = redis.call('ZSCORE', KEYS[2], ARGV[1])
+  if sc then
+    sc = tonumber(sc)
+    return {0, 'w', string.format('%d', sc - base), string.format('%d', sc), gen}
+  end
 end
+local seq = redis.call('INCR', KEYS[3])
 local score
 if now < tonumber(ARGV[2]) then
+  arr = arr or string.format('%d', seq)
   if ARGV[3] == 'fifo' then score = arr else score = ARGV[4] end
 else
-  score = string.format('%d', tonumber(ARGV[5]) + redis.call('INCR', KEYS[4]))
+  score = string.format('%d', base + seq)
 end
 redis.call('ZADD', KEYS[2], score, ARGV[1])
-redis.call('HSET', KEYS[1], ARGV[1], 'w|' .. arr .. '|' .. score .. '|')
+if arr then
+  redis.call('HSET', KEYS[1], ARGV[1], 'w|' .. arr .. '|' .. score .. '|')
+else
+  arr = string.format('%d', seq)
+end
 return {1, 'w', arr, score, gen}
 `
 
 // joinManyScript is joinScript for several customers in one call: the
 // joins of a pod coalesced, applied in order, so FIFO among them is the
 // order they arrived in and a customer twice in one batch gets one place
-// (the repeat answers created 0). Sequences are taken with one INCRBY and
-// the places written with one ZADD and one HSET for the whole batch.
+// (the repeat answers created 0). It is one pass over the batch, with one
+// call each for the records (HMGET), the numbers (INCRBY), the places
+// (ZADD NX) and the records that places need (HSET, none for places after
+// opening). A customer without a record may still wait (joined after
+// opening): ZADD NX keeps that place, and only when it added fewer members
+// than it was given does the script read which places it kept (ZMSCORE).
+// Such a repeat used a number: numbers may skip, never repeat or go back.
 // KEYS: as joinScript. ARGV: salesOpenMs, preQueue, postOpenBase,
-// newGeneration, then the n customers, then their n randomKeys. Returns
-// {created, state, score} per customer, flattened, then the generation.
+// newGeneration, n, then the n customers, then their n randomKeys when the
+// pre-queue is shuffled and may still take places (NOKEYS asks for them
+// when they were left out but are needed). Returns {created, state, score}
+// per customer, flattened, then the generation.
 var joinManyScript = redis.NewScript(`
+local n = tonumber(ARGV[5])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local open = now >= tonumber(ARGV[1])
-local fifoMode = ARGV[2] == 'fifo'
+local shuffled = ARGV[2] ~= 'fifo'
+if not open and shuffled and #ARGV < 5 + 2 * n then
+  return redis.error_reply('NOKEYS places before opening need the random keys')
+end
 local base = tonumber(ARGV[3])
-local gen = redis.call('GET', KEYS[6])
+local gen = redis.call('GET', KEYS[5])
 if not gen then
   gen = ARGV[4]
-  redis.call('SET', KEYS[6], gen)
+  redis.call('SET', KEYS[5], gen)
 end
--- Pass 1: who keeps a place, who is new; repeats in the batch follow the
--- first occurrence.
-local n = (#ARGV - 4) / 2
-local kind, arr, sc, st = {}, {}, {}, {}
-local first = {}
-local newCount, placeCount = 0, 0
--- One HMGET reads every customer's record (one call into Redis, not n).
-local recs = redis.call('HMGET', KEYS[1], unpack(ARGV, 5, 4 + n))
+-- One HMGET reads every record, one INCRBY takes a number for each join
+-- (the unused ones are given back at the end).
+local recs = redis.call('HMGET', KEYS[1], unpack(ARGV, 6, 5 + n))
+local seq = redis.call('INCRBY', KEYS[3], n) - n
+local top = seq + n
+local first, out, zadd, hset = {}, {}, {'NX'}, {}
+local o, z, h = 0, 1, 0
 for k = 1, n do
-  local c = ARGV[4 + k]
-  if first[c] then
-    kind[k] = 'dup'
+  local c = ARGV[5 + k]
+  local f = first[c]
+  if f then
+    -- A repeat in the batch: the answer of its first occurrence.
+    out[o + 1], out[o + 2], out[o + 3] = 0, out[f + 2], out[f + 3]
   else
-    first[c] = k
-    local rec = recs[k]
+    first[c] = o
+    local rec, arr = recs[k], nil
+    local keep = false
     if rec then
       local s, a, scr, sid = string.match(rec, '^(%a)|(%d+)|(%d+)|(.*)$')
-      arr[k] = a
-      local keep = s == 'w'
+      arr, keep = a, s == 'w'
       if (s == 'a' or s == 'c') and sid ~= '' then
-        local exp = redis.call('ZSCORE', KEYS[5], sid)
+        local exp = redis.call('ZSCORE', KEYS[4], sid)
         keep = exp and tonumber(exp) > now
       end
-      if keep then kind[k], sc[k], st[k] = 'keep', scr, s else kind[k] = 'place' end
-    else
-      kind[k] = 'new'
-      newCount = newCount + 1
+      if keep then out[o + 1], out[o + 2], out[o + 3] = 0, s, scr end
     end
-    if kind[k] ~= 'keep' then placeCount = placeCount + 1 end
-  end
-end
--- Pass 2: number the new arrivals and the FIFO places in batch order with
--- one INCRBY each, and write all places with one ZADD and one HSET.
-local nextArr = 0
-if newCount > 0 then nextArr = redis.call('INCRBY', KEYS[3], newCount) - newCount end
-local nextFifo = 0
-if open and placeCount > 0 then nextFifo = redis.call('INCRBY', KEYS[4], placeCount) - placeCount end
-local zadd, hset, out = {}, {}, {}
-local z, o = 0, 0
-for k = 1, n do
-  local c = ARGV[4 + k]
-  local kk = kind[k]
-  if kk == 'new' then
-    nextArr = nextArr + 1
-    arr[k] = string.format('%d', nextArr)
-  end
-  if kk == 'new' or kk == 'place' then
-    local score
-    if not open then
-      if fifoMode then score = arr[k] else score = ARGV[4 + n + k] end
-    else
-      nextFifo = nextFifo + 1
-      score = string.format('%d', base + nextFifo)
+    if not keep then
+      seq = seq + 1
+      local score
+      if open then
+        score = string.format('%d', base + seq)
+      else
+        arr = arr or string.format('%d', seq)
+        if shuffled then score = ARGV[5 + n + k] else score = arr end
+      end
+      zadd[z + 1], zadd[z + 2] = score, c
+      z = z + 2
+      if arr then
+        hset[h + 1], hset[h + 2] = c, 'w|' .. arr .. '|' .. score .. '|'
+        h = h + 2
+      end
+      out[o + 1], out[o + 2], out[o + 3] = 1, 'w', score
     end
-    sc[k], st[k] = score, 'w'
-    zadd[z + 1], zadd[z + 2] = score, c
-    hset[z + 1], hset[z + 2] = c, 'w|' .. arr[k] .. '|' .. score .. '|'
-    z = z + 2
-    out[o + 1] = 1
-  elseif kk == 'keep' then
-    out[o + 1] = 0
-  else
-    local f = first[c]
-    arr[k], sc[k], st[k] = arr[f], sc[f], st[f]
-    out[o + 1] = 0
   end
-  out[o + 2], out[o + 3] = st[k], sc[k]
   o = o + 3
 end
-if z > 0 then
-  redis.call('ZADD', KEYS[2], unpack(zadd))
-  redis.call('HSET', KEYS[1], unpack(hset))
+if seq < top then redis.call('DECRBY', KEYS[3], top - seq) end
+if z > 1 and redis.call('ZADD', KEYS[2], unpack(zadd)) < (z - 1) / 2 then
+  -- Some already wait without a record: they keep the place they have,
+  -- their repeats in the batch answer it too, and they get no record.
+  local names = {}
+  for i = 3, z, 2 do names[#names + 1] = zadd[i] end
+  local had = redis.call('ZMSCORE', KEYS[2], unpack(names))
+  local kept = {}
+  for i, c in ipairs(names) do
+    local s = tonumber(had[i])
+    local f = first[c]
+    if s ~= tonumber(out[f + 3]) then
+      kept[c] = true
+      out[f + 1], out[f + 3] = 0, string.format('%d', s)
+    end
+  end
+  o = 0
+  for k = 1, n do
+    local f = first[ARGV[5 + k]]
+    if f ~= o then out[o + 1], out[o + 3] = 0, out[f + 3] end
+    o = o + 3
+  end
+  local rest, r = {}, 0
+  for i = 1, h, 2 do
+    if not kept[hset[i]] then
+      rest[r + 1], rest[r + 2] = hset[i], hset[i + 1]
+      r = r + 2
+    end
+  end
+  hset, h = rest, r
 end
+if h > 0 then redis.call('HSET', KEYS[1], unpack(hset)) end
 out[o + 1] = gen
 return out
 `)
@@ -195,7 +233,8 @@ local last
 for i = 1, #popped, 2 do
   local c, sc = popped[i], popped[i + 1]
   local rec = redis.call('HGET', KEYS[4], c)
-  local arr = string.match(rec or '', '^%a|(%d+)|') or '0'
+  local arr
+  if rec then arr = string.match(rec, '^%a|(%d+)|') or '0' else arr = string.format('%d', tonumber(sc) - base) end
   count = count + 1
   local sid = ARGV[7] .. '-' .. count
   local qs, cohort
@@ -219,12 +258,17 @@ return {count, active + count, 0}
 // claimScript is the first poll after admission (and any later one): it
 // returns the session, moving it from the claim window to the token TTL
 // the first time.
-// KEYS: customers, active. ARGV: customer, score, tokenTTLms.
+// KEYS: customers, active, queue. ARGV: customer, score, tokenTTLms.
 // Returns {status, sessionId, expiryMs}; status is waiting, admitted,
 // expired, left or none (not this customer's place).
 var claimScript = redis.NewScript(`
 local rec = redis.call('HGET', KEYS[1], ARGV[1])
-if not rec then return {'none'} end
+if not rec then
+  -- Joined after opening and waiting: the place is the record.
+  local sc = redis.call('ZSCORE', KEYS[3], ARGV[1])
+  if sc and tonumber(sc) == tonumber(ARGV[2]) then return {'waiting'} end
+  return {'none'}
+end
 local st, a, sc, sid = string.match(rec, '^(%a)|(%d+)|(%d+)|(.*)$')
 if tonumber(sc) ~= tonumber(ARGV[2]) then return {'none'} end
 if st == 'w' then return {'waiting'} end
@@ -243,11 +287,16 @@ return {'admitted', sid, string.format('%.0f', exp)}
 `)
 
 // leaveScript leaves the queue or ends the admitted session, freeing its
-// slot at once. KEYS: customers, queue, active. ARGV: customer, score.
-// Returns 1, or 0 when the place is not this customer's.
+// slot at once. KEYS: customers, queue, active. ARGV: customer, score,
+// postOpenBase. Returns 1, or 0 when the place is not this customer's.
 var leaveScript = redis.NewScript(`
 local rec = redis.call('HGET', KEYS[1], ARGV[1])
-if not rec then return 0 end
+if not rec then
+  -- Joined after opening and waiting: the place is the record.
+  local sc = redis.call('ZSCORE', KEYS[2], ARGV[1])
+  if not sc or tonumber(sc) ~= tonumber(ARGV[2]) then return 0 end
+  rec = 'w|' .. string.format('%d', tonumber(sc) - tonumber(ARGV[3])) .. '|' .. string.format('%d', tonumber(sc)) .. '|'
+end
 local st, a, sc, sid = string.match(rec, '^(%a)|(%d+)|(%d+)|(.*)$')
 if tonumber(sc) ~= tonumber(ARGV[2]) then return 0 end
 if st == 'w' then redis.call('ZREM', KEYS[2], ARGV[1]) end

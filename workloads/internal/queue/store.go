@@ -49,7 +49,7 @@ func (s *store) join(ctx context.Context, customer string, set Settings) (place,
 		mode = "fifo"
 	}
 	res, err := joinScript.Run(ctx, s.rdb,
-		[]string{s.k.customers, s.k.queue, s.k.arrival, s.k.fifo, s.k.active, s.k.gen},
+		[]string{s.k.customers, s.k.queue, s.k.arrival, s.k.active, s.k.gen},
 		customer, openMs, mode, randomKey(), strconv.FormatInt(postOpenBase, 10), newGeneration()).Slice()
 	if err != nil {
 		return place{}, unavailable("join", err)
@@ -105,7 +105,7 @@ type claimResult struct {
 }
 
 func (s *store) claim(ctx context.Context, customer string, score int64, ttl time.Duration) (claimResult, error) {
-	res, err := claimScript.Run(ctx, s.rdb, []string{s.k.customers, s.k.active},
+	res, err := claimScript.Run(ctx, s.rdb, []string{s.k.customers, s.k.active, s.k.queue},
 		customer, score, ttl.Milliseconds()).Slice()
 	if err != nil {
 		return claimResult{}, unavailable("claim", err)
@@ -124,7 +124,7 @@ func (s *store) claim(ctx context.Context, customer string, score int64, ttl tim
 // leave removes the customer's place or ends their session. It reports
 // false when the place is not the customer's.
 func (s *store) leave(ctx context.Context, customer string, score int64) (bool, error) {
-	n, err := leaveScript.Run(ctx, s.rdb, []string{s.k.customers, s.k.queue, s.k.active}, customer, score).Int()
+	n, err := leaveScript.Run(ctx, s.rdb, []string{s.k.customers, s.k.queue, s.k.active}, customer, score, postOpenBase).Int()
 	if err != nil {
 		return false, unavailable("leave", err)
 	}

@@ -109,7 +109,7 @@ func PublishInventory(ctx context.Context, rdb redis.UniversalClient, eventID in
 // entry per admission in admission order, appended by the queue's admitter:
 // the fairness audit of a sale. arrivalSeq is the order of the customer's
 // first join; queueSeq is the place in the queue (the shuffled rank for the
-// pre-queue cohort, the FIFO sequence after opening); cohort is "p" for a
+// pre-queue cohort, the place's number after opening); cohort is "p" for a
 // place given before opening, "f" for one after (the queue's own clock
 // decides, not the client's).
 func AdmitLogKey(eventID int64) string { return Prefix(eventID) + "admitlog" }
