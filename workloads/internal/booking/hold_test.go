@@ -75,7 +75,7 @@ func TestSeedIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, `UPDATE seat SET status = 'SOLD' WHERE seat_id = 'F-1-2'`); err != nil {
+	if _, err := pool.Exec(ctx, `UPDATE seat SET status = 'SOLD', hold_expires_at = NULL WHERE seat_id = 'F-1-2'`); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := Seed(ctx, pool, testEvent, sections); err != nil || n != 0 {

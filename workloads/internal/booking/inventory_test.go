@@ -99,7 +99,7 @@ func TestStoreInventory(t *testing.T) {
 		WITH o AS (INSERT INTO ticket_order (id, customer_id, event_id, session_id, status, amount, currency, hold_expires_at)
 		           VALUES (gen_random_uuid(), 'c', $1, 's', 'PENDING', 0, 'EUR', now() + interval '1 hour') RETURNING id)
 		UPDATE seat SET status = CASE WHEN seat_no <= 3 THEN 'SOLD' ELSE 'HELD' END, held_by = 'c',
-		       order_id = (SELECT id FROM o), hold_expires_at = now() + interval '1 hour'
+		       order_id = (SELECT id FROM o), hold_expires_at = CASE WHEN seat_no <= 3 THEN NULL ELSE now() + interval '1 hour' END
 		 WHERE event_id = $1 AND section = 'A' AND row_no = 1 AND seat_no <= 5`, testEvent); err != nil {
 		t.Fatal(err)
 	}
