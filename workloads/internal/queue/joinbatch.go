@@ -48,6 +48,8 @@ func (s *store) joinMany(ctx context.Context, customers []string, set Settings) 
 // pod's clock and Redis's.
 const keysAfterOpening = time.Minute
 
+// runJoinMany is one call of joinManyScript, with the random keys or
+// without them.
 func (s *store) runJoinMany(ctx context.Context, customers []string, openMs int64, mode string, keys bool) ([]any, error) {
 	args := make([]any, 0, 5+2*len(customers))
 	args = append(args, openMs, mode, strconv.FormatInt(postOpenBase, 10), newGeneration(), len(customers))
