@@ -105,7 +105,7 @@ func TestMetricsLint(t *testing.T) {
 	e.pay(order, "pay-lint", "45.00")
 	time.Sleep(100 * time.Millisecond)
 	r := e.do("GET", "/metrics", nil)
-	for _, name := range []string{"ticketfair_booking_db_pool_empty_acquire_total counter", "ticketfair_booking_db_pool_acquire_wait_seconds_total counter",
+	for _, name := range []string{"ticketfair_booking_db_pool_acquire_total counter", "ticketfair_booking_db_pool_empty_acquire_total counter", "ticketfair_booking_db_pool_acquire_wait_seconds_total counter",
 		"ticketfair_booking_db_pool_acquired_conns gauge", "ticketfair_booking_confirms_total counter"} {
 		if !containsAll(string(r.body), "# TYPE "+name) {
 			t.Errorf("/metrics has no %q", "# TYPE "+name)

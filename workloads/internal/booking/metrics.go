@@ -99,8 +99,8 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 // gauges, the pool's running totals (acquires that waited, time waited)
 // counters.
 type poolCollector struct {
-	pool                                      *pgxpool.Pool
-	acquired, idle, total, max, empty, waited *prometheus.Desc
+	pool                                                *pgxpool.Pool
+	acquired, idle, total, max, acquires, empty, waited *prometheus.Desc
 }
 
 func newPoolCollector(pool *pgxpool.Pool) *poolCollector {
@@ -112,13 +112,14 @@ func newPoolCollector(pool *pgxpool.Pool) *poolCollector {
 		idle:     d("idle_conns", "Idle connections."),
 		total:    d("total_conns", "Open connections."),
 		max:      d("max_conns", "Pool size."),
+		acquires: d("acquire_total", "Acquires from the pool."),
 		empty:    d("empty_acquire_total", "Acquires that had to wait for a connection."),
 		waited:   d("acquire_wait_seconds_total", "Time spent waiting for connections."),
 	}
 }
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.acquired, c.idle, c.total, c.max, c.empty, c.waited} {
+	for _, d := range []*prometheus.Desc{c.acquired, c.idle, c.total, c.max, c.acquires, c.empty, c.waited} {
 		ch <- d
 	}
 }
@@ -129,6 +130,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.idle, prometheus.GaugeValue, float64(st.IdleConns()))
 	ch <- prometheus.MustNewConstMetric(c.total, prometheus.GaugeValue, float64(st.TotalConns()))
 	ch <- prometheus.MustNewConstMetric(c.max, prometheus.GaugeValue, float64(st.MaxConns()))
+	ch <- prometheus.MustNewConstMetric(c.acquires, prometheus.CounterValue, float64(st.AcquireCount()))
 	ch <- prometheus.MustNewConstMetric(c.empty, prometheus.CounterValue, float64(st.EmptyAcquireCount()))
 	ch <- prometheus.MustNewConstMetric(c.waited, prometheus.CounterValue, st.AcquireDuration().Seconds())
 }

@@ -125,7 +125,7 @@ func (s *sale) audit(ctx context.Context, res *loadtest.Result, before, after ma
 	for n, p := range s.procs {
 		urls[n] = p.url
 	}
-	if rep.ServerLatency, err = serverLatencies(ctx, urls); err != nil {
+	if rep.ServerLatency, rep.BookingPool, err = serverLatencies(ctx, urls); err != nil {
 		rep.ServerLatencyError = err.Error()
 	}
 	rep.redisFigures(before, after)

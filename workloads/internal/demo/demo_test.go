@@ -66,6 +66,10 @@ func TestShortSale(t *testing.T) {
 			t.Errorf("server-side %s: %+v, crowd made %d", e.Endpoint, l, e.Requests)
 		}
 	}
+	// Booking's pool: every hold the crowd made took a connection.
+	if p := rep.BookingPool; p == nil || p.Size <= 0 || p.Acquires < float64(server["hold"].Count) || p.Waited > p.Acquires || p.WaitSeconds <= 0 {
+		t.Errorf("booking's pool: %+v after %d holds", p, server["hold"].Count)
+	}
 
 	// The queue's own counts, read from its /metrics, are the crowd's
 	// per-person polls, and the cache filled the public state from it.

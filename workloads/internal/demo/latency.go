@@ -38,29 +38,58 @@ var serverHistograms = []serverHistogram{
 	{"webhook", "booking", "ticketfair_booking_http_request_duration_seconds", "route", "POST /payments/webhook"},
 }
 
+// PoolWait is booking's PostgreSQL connection pool over the sale: a hold
+// or a payment that finds every connection busy waits for one, and that
+// wait is in the hold's latency but not in PostgreSQL's statement times.
+type PoolWait struct {
+	Size        float64 `json:"size"`
+	Acquires    float64 `json:"acquires"`
+	Waited      float64 `json:"waited"`      // acquires that found no idle connection
+	WaitSeconds float64 `json:"waitSeconds"` // all acquires' time, the waits' and the rest
+}
+
 // serverLatencies reads serverHistograms from the services' /metrics
-// (urls by service name); a service that is not running is left out.
-func serverLatencies(ctx context.Context, urls map[string]string) ([]ServerLatency, error) {
+// (urls by service name), and booking's pool; a service that is not
+// running is left out.
+func serverLatencies(ctx context.Context, urls map[string]string) ([]ServerLatency, *PoolWait, error) {
 	families := map[string]map[string]*dto.MetricFamily{}
+	scraped := func(service string) (map[string]*dto.MetricFamily, error) {
+		if families[service] == nil {
+			f, err := scrape.Metrics(ctx, http.DefaultClient, urls[service])
+			if err != nil {
+				return nil, fmt.Errorf("%s metrics: %w", service, err)
+			}
+			families[service] = f
+		}
+		return families[service], nil
+	}
 	var out []ServerLatency
 	for _, h := range serverHistograms {
-		base, ok := urls[h.service]
-		if !ok {
+		if _, ok := urls[h.service]; !ok {
 			continue
 		}
-		if families[h.service] == nil {
-			f, err := scrape.Metrics(ctx, http.DefaultClient, base)
-			if err != nil {
-				return nil, fmt.Errorf("%s metrics: %w", h.service, err)
-			}
-			families[h.service] = f
+		f, err := scraped(h.service)
+		if err != nil {
+			return nil, nil, err
 		}
-		if l, ok := histogramQuantiles(families[h.service][h.metric], h.label, h.value); ok {
+		if l, ok := histogramQuantiles(f[h.metric], h.label, h.value); ok {
 			l.Name = h.name
 			out = append(out, l)
 		}
 	}
-	return out, nil
+	var pool *PoolWait
+	if _, ok := urls["booking"]; ok {
+		f, err := scraped("booking")
+		if err != nil {
+			return nil, nil, err
+		}
+		const p = "ticketfair_booking_db_pool_"
+		if f[p+"acquire_total"] != nil {
+			pool = &PoolWait{Size: scrape.Sum(f[p+"max_conns"], ""), Acquires: scrape.Sum(f[p+"acquire_total"], ""),
+				Waited: scrape.Sum(f[p+"empty_acquire_total"], ""), WaitSeconds: scrape.Sum(f[p+"acquire_wait_seconds_total"], "")}
+		}
+	}
+	return out, pool, nil
 }
 
 // histogramQuantiles sums f's series whose label has value (every series

@@ -65,6 +65,9 @@ type Report struct {
 	// says why it is missing.
 	ServerLatency      []ServerLatency `json:"serverLatency,omitempty"`
 	ServerLatencyError string          `json:"serverLatencyError,omitempty"`
+	// BookingPool is the booking process's connection pool (the first
+	// one's, when a sale runs several).
+	BookingPool *PoolWait `json:"bookingPool,omitempty"`
 	// CPU is where the CPU went, with Options.CPUProfiles.
 	CPU *WhereCPU `json:"whereCPU,omitempty"`
 
@@ -259,6 +262,10 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t\n", l.Name, l.Count, l.P50*1000, l.P99*1000)
 		}
 		tw.Flush()
+	}
+	if p := r.BookingPool; p != nil && p.Acquires > 0 {
+		fmt.Fprintf(w, "booking's connection pool: %.0f connections, %.0f acquires, %.0f of them waited for a connection; %.1f s acquiring in all (%.2f ms an acquire)\n",
+			p.Size, p.Acquires, p.Waited, p.WaitSeconds, p.WaitSeconds*1000/p.Acquires)
 	}
 	if r.ServerLatencyError != "" {
 		fmt.Fprintf(w, "server-side latency: %s\n", r.ServerLatencyError)
