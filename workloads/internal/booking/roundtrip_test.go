@@ -2,6 +2,8 @@ package booking
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,11 +28,10 @@ func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.Tra
 func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
-// A payment that settles an order takes five round trips (BEGIN, the
-// reads, the lock with the sale, the outcome, COMMIT), four when its
-// refund needs no sale; a repeat takes three (BEGIN, the reads, COMMIT).
-func TestConfirmRoundTrips(t *testing.T) {
-	ctx := context.Background()
+// tracedPool is a pool on a freshly seeded database that counts its round
+// trips.
+func tracedPool(t *testing.T) (*pgxpool.Pool, *roundTrips) {
+	t.Helper()
 	url, seeded := testDB(t, testSeating)
 	seeded.Close()
 	cfg, err := pgxpool.ParseConfig(url)
@@ -39,11 +40,20 @@ func TestConfirmRoundTrips(t *testing.T) {
 	}
 	rt := &roundTrips{}
 	cfg.ConnConfig.Tracer = rt
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	t.Cleanup(pool.Close)
+	return pool, rt
+}
+
+// A payment that settles an order takes five round trips (BEGIN, the
+// reads, the lock with the sale, the outcome, COMMIT), four when its
+// refund needs no sale; a repeat takes three (BEGIN, the reads, COMMIT).
+func TestConfirmRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	pool, rt := tracedPool(t)
 	if _, err := pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pageinspect`); err != nil {
 		t.Fatal(err)
 	}
@@ -128,5 +138,38 @@ func TestConfirmRoundTrips(t *testing.T) {
 	}
 	if multi != 0 {
 		t.Errorf("%d order row versions with a MultiXact", multi)
+	}
+}
+
+// A hold is one round trip, refused too: hold_seats names the refused
+// seats that do not exist, so the service tells bad input from a taken
+// seat without asking again.
+func TestHoldRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	pool, rt := tracedPool(t)
+	st := NewStore(pool, testEvent, time.Hour, 4, "EUR")
+	for _, tc := range []struct {
+		name  string
+		seats []string
+		check func(error) bool
+	}{
+		{"free", []string{"A-1-1", "A-1-2"}, func(err error) bool { return err == nil }},
+		{"taken", []string{"A-1-2", "A-1-3"}, func(err error) bool {
+			var taken *SeatsUnavailableError
+			return errors.As(err, &taken) && slices.Equal(taken.Seats, []string{"A-1-2"})
+		}},
+		{"unknown beside taken", []string{"A-1-2", "Z-9-8", "Z-9-9"}, func(err error) bool {
+			var unknown *UnknownSeatsError
+			return errors.As(err, &unknown) && slices.Equal(unknown.Seats, []string{"Z-9-8", "Z-9-9"})
+		}},
+	} {
+		rt.n.Store(0)
+		_, err := st.Hold(ctx, "rt-"+tc.name, "s", tc.seats)
+		if !tc.check(err) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if got := rt.n.Load(); got != 1 {
+			t.Errorf("%s: %d round trips, want 1", tc.name, got)
+		}
 	}
 }

@@ -156,13 +156,6 @@ func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []st
 		res, err = s.holdOnce(ctx, customer, sessionID, sorted)
 		return err
 	})
-	var taken *SeatsUnavailableError
-	if errors.As(err, &taken) {
-		// Tell an unknown seat (bad input) from a taken one.
-		if unknown, uerr := s.unknownSeats(ctx, taken.Seats); uerr == nil && len(unknown) > 0 {
-			return nil, &UnknownSeatsError{Seats: unknown}
-		}
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -203,27 +196,14 @@ func (s *Store) holdRefusal(err error) error {
 		}
 		return &SeatLimitError{Limit: s.maxSeats, Already: already}
 	case "seats_unavailable":
+		// The hint lists the refused seats that do not exist (00009): an
+		// unknown seat is bad input, a taken one a conflict.
+		if unknown, _ := strings.CutPrefix(pe.Hint, "unknown:"); unknown != "" {
+			return &UnknownSeatsError{Seats: strings.Split(unknown, ",")}
+		}
 		return &SeatsUnavailableError{Seats: strings.Split(pe.Detail, ",")}
 	}
 	return err
-}
-
-func (s *Store) unknownSeats(ctx context.Context, ids []string) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seat_id FROM seat WHERE event_id = $1 AND seat_id = ANY($2)`, s.eventID, ids)
-	if err != nil {
-		return nil, err
-	}
-	known, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
-	var unknown []string
-	for _, id := range ids {
-		if !slices.Contains(known, id) {
-			unknown = append(unknown, id)
-		}
-	}
-	return unknown, nil
 }
 
 // Order is an order as the API shows it.
