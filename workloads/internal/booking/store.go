@@ -734,8 +734,8 @@ SELECT e.session_id, e.session_id <> '' AND NOT EXISTS (
 // AVAILABLE (autovacuum analyzes the table once it is seeded, before the
 // sale) it did, testing each of the event's held seats against the whole
 // batch: 230-460 ms a batch of 1,000 at 30,000 held seats, against 25 ms
-// by the primary key. Every write of a seat keeps hold_expires_at set
-// exactly while the seat is HELD.
+// by the primary key. Migration 00008's CHECK seat_hold_expiry keeps
+// hold_expires_at set exactly while the seat is HELD.
 const releaseExpiredSeatsSQL = `
 UPDATE seat SET status = 'AVAILABLE', held_by = NULL, order_id = NULL, hold_expires_at = NULL, updated_at = now()
  WHERE event_id = $1 AND seat_id = ANY (ARRAY(

@@ -11,14 +11,7 @@ import (
 // joinMany gives each of customers a place (or returns theirs) in one
 // script call, in order.
 func (s *store) joinMany(ctx context.Context, customers []string, set Settings) ([]place, error) {
-	openMs := int64(0)
-	if !set.SalesOpenAt.IsZero() {
-		openMs = set.SalesOpenAt.UnixMilli()
-	}
-	mode := "shuffle"
-	if set.PreQueue == "fifo" || set.PreQueue == "FIFO" {
-		mode = "fifo"
-	}
+	openMs, mode := joinSettings(set)
 	// The pre-queue's random keys go only while it may still take places
 	// by this pod's clock, with a margin for Redis's; after that they are
 	// n arguments Redis would parse for nothing. A script that needs them

@@ -38,16 +38,23 @@ type place struct {
 	Gen     uint64 // the queue's generation (see joinScript)
 }
 
-// join gives customer a place, or returns the one they hold.
-func (s *store) join(ctx context.Context, customer string, set Settings) (place, error) {
-	openMs := int64(0)
+// joinSettings is what the join scripts take from set: the opening in
+// Unix milliseconds (0, open from the start, when none is set) and the
+// pre-queue's mode.
+func joinSettings(set Settings) (openMs int64, mode string) {
 	if !set.SalesOpenAt.IsZero() {
 		openMs = set.SalesOpenAt.UnixMilli()
 	}
-	mode := "shuffle"
+	mode = "shuffle"
 	if set.PreQueue == "fifo" || set.PreQueue == "FIFO" {
 		mode = "fifo"
 	}
+	return openMs, mode
+}
+
+// join gives customer a place, or returns the one they hold.
+func (s *store) join(ctx context.Context, customer string, set Settings) (place, error) {
+	openMs, mode := joinSettings(set)
 	res, err := joinScript.Run(ctx, s.rdb,
 		[]string{s.k.customers, s.k.queue, s.k.arrival, s.k.active, s.k.gen},
 		customer, openMs, mode, randomKey(), strconv.FormatInt(postOpenBase, 10), newGeneration()).Slice()
