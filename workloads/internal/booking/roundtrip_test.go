@@ -2,6 +2,7 @@ package booking
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"sync/atomic"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/events"
 )
 
 // roundTrips counts what a pool sends to PostgreSQL: each query outside a
@@ -48,9 +51,9 @@ func tracedPool(t *testing.T) (*pgxpool.Pool, *roundTrips) {
 	return pool, rt
 }
 
-// A payment that settles an order takes five round trips (BEGIN, the
-// reads, the lock with the sale, the outcome, COMMIT), four when its
-// refund needs no sale; a repeat takes three (BEGIN, the reads, COMMIT).
+// A payment is one round trip whatever it meets: a sale, a refund with or
+// without one, a second payment for a settled order, any repeat, and each
+// refusal. The outbox rows the database writes carry the answer's times.
 func TestConfirmRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	pool, rt := tracedPool(t)
@@ -58,7 +61,16 @@ func TestConfirmRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := NewStore(pool, testEvent, time.Hour, 4, "EUR")
-	pay := func(name string, seats []string, amount func(Cents) Cents, want int64, wantStatus string) Payment {
+	confirm := func(what string, p Payment) (*ConfirmResult, error) {
+		t.Helper()
+		rt.n.Store(0)
+		res, err := st.Confirm(ctx, p)
+		if got := rt.n.Load(); got != 1 {
+			t.Errorf("%s: %d round trips, want 1", what, got)
+		}
+		return res, err
+	}
+	pay := func(name string, seats []string, amount func(Cents) Cents, wantStatus string) Payment {
 		t.Helper()
 		h, err := st.Hold(ctx, "rt-"+name, "s", seats)
 		if err != nil {
@@ -66,43 +78,64 @@ func TestConfirmRoundTrips(t *testing.T) {
 		}
 		total, _ := ParseCents(h.Amount)
 		p := Payment{OrderID: h.OrderID, IdempotencyKey: "k-" + name, PaymentID: "p-" + name, Amount: amount(total), Currency: "EUR"}
-		rt.n.Store(0)
-		res, err := st.Confirm(ctx, p)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+		res, err := confirm(name, p)
+		if err != nil || !res.Fresh || res.Order.Status != wantStatus || !slices.Equal(res.Order.Seats, seats) {
+			t.Fatalf("%s: %+v %v", name, res, err)
 		}
-		if got := rt.n.Load(); got != want || res.Order.Status != wantStatus {
-			t.Errorf("%s: %d round trips, order %s; want %d, %s", name, got, res.Order.Status, want, wantStatus)
-		}
-		rt.n.Store(0)
-		if again, err := st.Confirm(ctx, p); err != nil || again.Fresh || again.Order.Status != wantStatus {
+		if again, err := confirm(name+" repeated", p); err != nil || again.Fresh || again.Order.Status != wantStatus ||
+			!again.Order.SettledAt.Equal(*res.Order.SettledAt) {
 			t.Fatalf("%s repeated: %+v %v", name, again, err)
-		}
-		if got := rt.n.Load(); got != 3 {
-			t.Errorf("%s repeated: %d round trips, want 3", name, got)
 		}
 		return p
 	}
 	same := func(c Cents) Cents { return c }
-	paid := pay("paid", []string{"A-1-1", "A-1-2", "A-1-3"}, same, 5, StatusPaid)
-	// A second payment for the paid order is recorded and refunded in
-	// four; its repeat is answered in three.
+	paid := pay("paid", []string{"A-1-1", "A-1-2", "A-1-3"}, same, StatusPaid)
+	var issued events.TicketIssued
+	outboxPayload(t, pool, events.TopicTicketIssued, paid.OrderID, &issued)
+	if o, err := st.Order(ctx, paid.OrderID, "rt-paid"); err != nil || !issued.PaidAt.Equal(*o.SettledAt) ||
+		issued.PaidAt.Location() != time.UTC || len(issued.Seats) != 3 || issued.Seats[2].SeatID != "A-1-3" {
+		t.Fatalf("ticket issued %+v for order %+v (%v)", issued, o, err)
+	}
+	// A second payment for the paid order is recorded and refunded; its
+	// repeat is answered as it was first.
 	second := paid
 	second.IdempotencyKey, second.PaymentID = "k-second", "p-second"
-	for i, want := range []int64{4, 3} {
-		rt.n.Store(0)
-		res, err := st.Confirm(ctx, second)
-		if err != nil || res.Order.RefundedPayment == nil || res.Order.RefundedPayment.Reason != ReasonOrderSettled || res.Fresh != (i == 0) {
+	var first *RefundedPayment
+	for i := range 2 {
+		res, err := confirm("second payment", second)
+		if err != nil || res.Order.RefundedPayment == nil || res.Order.RefundedPayment.Reason != ReasonOrderSettled ||
+			res.Fresh != (i == 0) || res.Order.Status != StatusPaid {
 			t.Fatalf("second payment (%d): %+v %v", i, res, err)
 		}
-		if got := rt.n.Load(); got != want {
-			t.Errorf("second payment (%d): %d round trips, want %d", i, got, want)
+		if first == nil {
+			first = res.Order.RefundedPayment
+		} else if *res.Order.RefundedPayment != *first {
+			t.Fatalf("second payment repeated as %+v, first %+v", res.Order.RefundedPayment, first)
 		}
 	}
-	pay("mismatch", []string{"A-2-1"}, func(c Cents) Cents { return c + 1 }, 4, StatusRefundRequired)
-	// One of two seats now held by another order: the payment sells the
-	// first, finds the second gone, and its outcome's round trip rolls the
-	// sale back before the refund.
+	var refund events.RefundRequested
+	outboxPayload(t, pool, events.TopicRefundRequested, paid.OrderID, &refund)
+	if !refund.At.Equal(first.RequestedAt) || refund.PaymentID != "p-second" || refund.Reason != ReasonOrderSettled {
+		t.Fatalf("refund %+v for %+v", refund, first)
+	}
+	// Each refusal.
+	for _, tc := range []struct {
+		what string
+		p    Payment
+		want error
+	}{
+		{"settling payment under another key", Payment{OrderID: paid.OrderID, IdempotencyKey: "k-other", PaymentID: paid.PaymentID, Amount: paid.Amount, Currency: "EUR"}, ErrOrderSettled},
+		{"key with another amount", Payment{OrderID: paid.OrderID, IdempotencyKey: paid.IdempotencyKey, PaymentID: paid.PaymentID, Amount: paid.Amount + 1, Currency: "EUR"}, ErrIdempotencyKeyReused},
+		{"extra payment's key with another payment", Payment{OrderID: paid.OrderID, IdempotencyKey: second.IdempotencyKey, PaymentID: "p-third", Amount: paid.Amount, Currency: "EUR"}, ErrIdempotencyKeyReused},
+		{"unknown order", Payment{OrderID: "5b4c1a64-2d55-4d1f-9a65-5f7d8c0e0f11", IdempotencyKey: "k-none", PaymentID: "p-none", Amount: 100, Currency: "EUR"}, ErrOrderNotFound},
+	} {
+		if _, err := confirm(tc.what, tc.p); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.what, err, tc.want)
+		}
+	}
+	pay("mismatch", []string{"A-2-1"}, func(c Cents) Cents { return c + 1 }, StatusRefundRequired)
+	// One of two seats now held by another order: the payment locks both,
+	// finds the second gone, sells neither and frees the first.
 	h, err := st.Hold(ctx, "rt-taken", "s", []string{"A-3-1", "A-3-2"})
 	if err != nil {
 		t.Fatal(err)
@@ -111,13 +144,9 @@ func TestConfirmRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	total, _ := ParseCents(h.Amount)
-	rt.n.Store(0)
-	res, err := st.Confirm(ctx, Payment{OrderID: h.OrderID, IdempotencyKey: "k-taken", PaymentID: "p-taken", Amount: total, Currency: "EUR"})
+	res, err := confirm("seat taken", Payment{OrderID: h.OrderID, IdempotencyKey: "k-taken", PaymentID: "p-taken", Amount: total, Currency: "EUR"})
 	if err != nil || res.Order.Status != StatusRefundRequired || res.Order.RefundReason != ReasonSeatTaken {
 		t.Fatalf("seat taken: %+v %v", res, err)
-	}
-	if got := rt.n.Load(); got != 5 {
-		t.Errorf("seat taken: %d round trips, want 5", got)
 	}
 	var seats string
 	if err := pool.QueryRow(ctx, `SELECT string_agg(seat_id || ':' || status || ':' || coalesce(held_by, '-'), ' ' ORDER BY seat_id)
@@ -127,9 +156,9 @@ func TestConfirmRoundTrips(t *testing.T) {
 	if want := "A-1-1:SOLD:rt-paid A-1-2:SOLD:rt-paid A-1-3:SOLD:rt-paid A-2-1:AVAILABLE:- A-3-1:AVAILABLE:- A-3-2:HELD:other"; seats != want {
 		t.Errorf("seats %s, want %s", seats, want)
 	}
-	// No order row got a MultiXact (HEAP_XMAX_IS_MULTI, 0x1000): the
-	// order's UPDATE runs outside the savepoint, so a later lock of the
-	// row has no members to read back.
+	// No order row got a MultiXact (HEAP_XMAX_IS_MULTI, 0x1000): a refused
+	// sale needs no savepoint, so a later lock of the row has no members
+	// to read back.
 	var multi int
 	if err := pool.QueryRow(ctx, `
 		SELECT count(*) FROM generate_series(0, pg_relation_size('ticket_order') / current_setting('block_size')::int - 1) b,
@@ -171,5 +200,19 @@ func TestHoldRoundTrips(t *testing.T) {
 		if got := rt.n.Load(); got != 1 {
 			t.Errorf("%s: %d round trips, want 1", tc.name, got)
 		}
+	}
+}
+
+// outboxPayload decodes the payload of the last outbox row of topic for
+// order into v.
+func outboxPayload(t *testing.T, pool *pgxpool.Pool, topic, order string, v any) {
+	t.Helper()
+	var payload []byte
+	if err := pool.QueryRow(context.Background(), `SELECT payload FROM outbox WHERE topic = $1 AND key = $2 ORDER BY id DESC LIMIT 1`,
+		topic, order).Scan(&payload); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(payload, v); err != nil {
+		t.Fatalf("%s payload %s: %v", topic, payload, err)
 	}
 }

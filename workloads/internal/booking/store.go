@@ -2,7 +2,6 @@ package booking
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ticketfair/ticketfair/workloads/config"
-	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/retry"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 )
@@ -41,11 +39,6 @@ const (
 	// already settled.
 	ReasonOrderSettled = "order_settled"
 )
-
-// customerLockSQL serializes one customer's confirmations with each other
-// and with their holds (hold_seats takes the same lock), so no two of them
-// can add up past the seat limit.
-const customerLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`
 
 // Store is the booking logic on PostgreSQL. Every decision is made by the
 // database (conditional UPDATEs, row locks, now()), so any number of
@@ -226,14 +219,10 @@ type Order struct {
 
 	customerID string
 	sessionID  string
-	idemKey    *string
-	paidAmount *string
-	paidCurr   *string
-	seatRows   []events.Seat
 }
 
 const orderColumns = `id::text, event_id, customer_id, session_id, status, amount::text, currency, hold_expires_at,
-	created_at, coalesce(payment_id, ''), settled_at, coalesce(refund_reason, ''), idempotency_key, paid_amount::text, paid_currency`
+	created_at, coalesce(payment_id, ''), settled_at, coalesce(refund_reason, '')`
 
 // orderSQL reads an order of the event; lockOrderSQL also locks it.
 const (
@@ -244,13 +233,19 @@ const (
 func (s *Store) scanOrder(row pgx.Row) (*Order, error) {
 	var o Order
 	err := row.Scan(&o.OrderID, &o.EventID, &o.customerID, &o.sessionID, &o.Status, &o.Amount, &o.Currency, &o.ExpiresAt,
-		&o.CreatedAt, &o.PaymentID, &o.SettledAt, &o.RefundReason, &o.idemKey, &o.paidAmount, &o.paidCurr)
+		&o.CreatedAt, &o.PaymentID, &o.SettledAt, &o.RefundReason)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrOrderNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
+	s.normalize(&o)
+	return &o, nil
+}
+
+// normalize gives a scanned order's times in UTC and its payment deadline.
+func (s *Store) normalize(o *Order) {
 	o.ExpiresAt = o.ExpiresAt.UTC()
 	o.CreatedAt = o.CreatedAt.UTC()
 	o.PayBy = o.CreatedAt.Add(s.paymentTimeout)
@@ -258,7 +253,6 @@ func (s *Store) scanOrder(row pgx.Row) (*Order, error) {
 		t := o.SettledAt.UTC()
 		o.SettledAt = &t
 	}
-	return &o, nil
 }
 
 // loadSeats fills the order's seats in sorted order.
@@ -269,37 +263,13 @@ func loadSeats(ctx context.Context, q interface {
 	if err != nil {
 		return err
 	}
-	return collectSeats(rows, o)
+	o.Seats, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	return err
 }
 
-const orderSeatsSQL = `SELECT seat_id, section, price::text FROM order_seat WHERE order_id = $1`
-
-// collectSeats fills o's seats from the rows of orderSeatsSQL, sorted.
-func collectSeats(rows pgx.Rows, o *Order) error {
-	var err error
-	o.seatRows, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (events.Seat, error) {
-		var s events.Seat
-		err := r.Scan(&s.SeatID, &s.Section, &s.Price)
-		return s, err
-	})
-	if err != nil {
-		return err
-	}
-	slices.SortFunc(o.seatRows, func(a, b events.Seat) int {
-		if a.SeatID < b.SeatID {
-			return -1
-		}
-		if a.SeatID > b.SeatID {
-			return 1
-		}
-		return 0
-	})
-	o.Seats = make([]string, len(o.seatRows))
-	for i, s := range o.seatRows {
-		o.Seats[i] = s.SeatID
-	}
-	return nil
-}
+// orderSeatsSQL lists an order's seats in byte order, the order holds sort
+// them in.
+const orderSeatsSQL = `SELECT seat_id FROM order_seat WHERE order_id = $1 ORDER BY seat_id COLLATE "C"`
 
 // Order returns the order if customer owns it; anyone else gets not found.
 func (s *Store) Order(ctx context.Context, orderID, customer string) (*Order, error) {
@@ -381,11 +351,6 @@ type ConfirmResult struct {
 	Fresh bool
 }
 
-const sellSeatSQL = `
-UPDATE seat SET status = 'SOLD', held_by = $3, order_id = $4, hold_expires_at = NULL, updated_at = now()
- WHERE event_id = $1 AND seat_id = $2
-   AND ((status = 'HELD' AND order_id = $4) OR status = 'AVAILABLE')`
-
 // RefundedPayment is a payment that bought nothing and is paid back.
 type RefundedPayment struct {
 	PaymentID   string    `json:"paymentId"`
@@ -395,10 +360,19 @@ type RefundedPayment struct {
 	RequestedAt time.Time `json:"requestedAt"`
 }
 
+// confirmSQL is a payment: one call of confirm_payment (migration 00010),
+// which reads, decides and writes the outcome with its outbox row, raising
+// confirmRefusedCode when it refuses the payment.
+const confirmSQL = `SELECT * FROM confirm_payment($1, $2, $3, $4, $5::numeric, $6, $7)`
+
+// confirmRefusedCode is the SQLSTATE of confirm_payment's refusals.
+const confirmRefusedCode = "TFC01"
+
 // Confirm settles an order with a payment, exactly once per idempotency
-// key, in one transaction. The order row is locked, then the customer's
-// lock that holds take, so the seat limit is decided against every
-// concurrent hold and confirmation of the customer. Then either the
+// key, in one round trip: one statement (confirmSQL), which PostgreSQL
+// runs as one implicit transaction. The order row is locked, then the
+// customer's lock that holds take, so the seat limit is decided against
+// every concurrent hold and confirmation of the customer. Then either the
 // order's seats become SOLD, the order PAID and a ticket-issued row is
 // written to the outbox, or its remaining seats are freed, the order
 // becomes REFUND_REQUIRED and a refund-requested row is written. Both
@@ -414,19 +388,17 @@ type RefundedPayment struct {
 // payment buys nothing: it is recorded in extra_payment and refunded
 // (order_settled), once per payment id.
 //
-// A payment that settles an order takes five round trips: BEGIN, the
-// reads (readPayment), the lock with the limit and the sale (trySell), the
-// outcome with its outbox row, and COMMIT. Each is a pipelined batch, so
-// the transaction holds its pooled connection for five waits for the
-// database instead of thirteen: under a sale's load, the time between
-// round trips, not the statements, was what kept connections from holds.
+// As five round trips of pipelined batches, the transaction held its
+// pooled connection, and on the paying path its seats' locks, across
+// every wait between them: in a sale's opening burst most of booking's
+// connections sat idle in it while holds queued for one.
 func (s *Store) Confirm(ctx context.Context, p Payment) (*ConfirmResult, error) {
 	if _, err := uuid.Parse(p.OrderID); err != nil {
 		return nil, ErrOrderNotFound
 	}
 	var res *ConfirmResult
-	err := s.inTx(ctx, func(tx pgx.Tx) (err error) {
-		res, err = s.confirm(ctx, tx, p)
+	err := s.retrying(ctx, func() (err error) {
+		res, err = s.confirmOnce(ctx, p)
 		return err
 	})
 	if err != nil {
@@ -435,275 +407,56 @@ func (s *Store) Confirm(ctx context.Context, p Payment) (*ConfirmResult, error) 
 	return res, nil
 }
 
-func (s *Store) confirm(ctx context.Context, tx pgx.Tx, p Payment) (*ConfirmResult, error) {
-	r, err := s.readPayment(ctx, tx, p)
+func (s *Store) confirmOnce(ctx context.Context, p Payment) (*ConfirmResult, error) {
+	o := &Order{OrderID: p.OrderID}
+	var (
+		fresh                  bool
+		payment, reason        *string
+		extraPayment, extraAmt *string
+		extraCurr, extraReason *string
+		extraAt                *time.Time
+	)
+	err := s.pool.QueryRow(ctx, confirmSQL, s.eventID, p.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(),
+		p.Currency, s.maxSeats).Scan(&fresh, &o.EventID, &o.customerID, &o.sessionID, &o.Status, &o.Amount, &o.Currency,
+		&o.ExpiresAt, &o.CreatedAt, &payment, &o.SettledAt, &reason, &o.Seats,
+		&extraPayment, &extraAmt, &extraCurr, &extraReason, &extraAt)
 	if err != nil {
-		return nil, err
+		return nil, confirmRefusal(err)
 	}
-	if r.keyOrder != "" && r.keyOrder != p.OrderID {
-		return nil, ErrIdempotencyKeyReused
+	if payment != nil {
+		o.PaymentID = *payment
 	}
-	if r.extra != nil {
-		return s.replayExtraPayment(r, p)
+	if reason != nil {
+		o.RefundReason = *reason
 	}
-	if r.orderErr != nil {
-		return nil, r.orderErr
+	if o.Seats == nil {
+		o.Seats = []string{}
 	}
-	o := r.order
-	if o.idemKey != nil {
-		switch {
-		case *o.idemKey == p.IdempotencyKey:
-			if o.paidAmount == nil || *o.paidAmount != p.Amount.String() || o.paidCurr == nil || *o.paidCurr != p.Currency || o.PaymentID != p.PaymentID {
-				return nil, ErrIdempotencyKeyReused
-			}
-			return &ConfirmResult{Order: o}, nil
-		case o.PaymentID == p.PaymentID:
-			// The payment that settled the order, under another key.
-			return nil, ErrOrderSettled
-		}
-		if err := s.refundExtraPayment(ctx, tx, o, p, r.now); err != nil {
-			return nil, err
-		}
-		return &ConfirmResult{Order: o, Fresh: true}, nil
+	s.normalize(o)
+	if extraPayment != nil {
+		o.RefundedPayment = &RefundedPayment{PaymentID: *extraPayment, Amount: *extraAmt, Currency: *extraCurr,
+			Reason: *extraReason, RequestedAt: extraAt.UTC()}
 	}
-	b := &pgx.Batch{}
-	reason := ReasonAmountMismatch
-	if p.Amount.String() == o.Amount && p.Currency == o.Currency {
-		if reason, err = s.trySell(ctx, tx, o); err != nil {
-			return nil, err
-		}
-		if reason != "" {
-			b.Queue(`ROLLBACK TO SAVEPOINT sell`)
-		}
-		// The order's UPDATE runs in the transaction itself (ROLLBACK TO
-		// keeps the savepoint): run in the savepoint, it would give the
-		// row this transaction locked FOR UPDATE a MultiXact, one per
-		// settled order, which every later lock of it reads back.
-		b.Queue(`RELEASE SAVEPOINT sell`)
-	} else {
-		// The refund's statements follow the lock in one batch.
-		b.Queue(customerLockSQL, o.customerID, s.eventID)
-	}
-	if reason == "" {
-		err = s.markPaid(ctx, tx, b, o, p, r.now)
-	} else {
-		err = s.markRefund(ctx, tx, b, o, p, reason, r.now)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &ConfirmResult{Order: o, Fresh: true}, nil
+	return &ConfirmResult{Order: o, Fresh: fresh}, nil
 }
 
-// paymentReads is what a confirmation reads before it decides.
-type paymentReads struct {
-	keyOrder string // the order settled under the payment's key, if any
-	extra    *extraPayment
-	order    *Order // locked FOR UPDATE, with its seats; nil with orderErr
-	orderErr error
-	now      time.Time // the transaction's now(): settled_at and created_at
-}
-
-// extraPayment is a row of extra_payment.
-type extraPayment struct {
-	RefundedPayment
-	key, orderID string
-}
-
-// readPayment reads, in one round trip: the order settled under p's key,
-// p as an extra payment, the order (locked) and its seats, and now().
-func (s *Store) readPayment(ctx context.Context, tx pgx.Tx, p Payment) (*paymentReads, error) {
-	b := &pgx.Batch{}
-	b.Queue(`SELECT id::text FROM ticket_order WHERE idempotency_key = $1`, p.IdempotencyKey)
-	b.Queue(`
-		SELECT payment_id, idempotency_key, order_id::text, amount::text, currency, reason, created_at
-		  FROM extra_payment WHERE payment_id = $1 OR idempotency_key = $2 LIMIT 1`, p.PaymentID, p.IdempotencyKey)
-	b.Queue(lockOrderSQL, p.OrderID, s.eventID)
-	b.Queue(orderSeatsSQL, p.OrderID)
-	b.Queue(`SELECT now()`)
-	br := tx.SendBatch(ctx, b)
-	defer br.Close()
-	r := &paymentReads{}
-	if err := br.QueryRow().Scan(&r.keyOrder); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return nil, err
-	}
-	var x extraPayment
-	err := br.QueryRow().Scan(&x.PaymentID, &x.key, &x.orderID, &x.Amount, &x.Currency, &x.Reason, &x.RequestedAt)
-	switch {
-	case err == nil:
-		r.extra = &x
-	case !errors.Is(err, pgx.ErrNoRows):
-		return nil, err
-	}
-	r.order, r.orderErr = s.scanOrder(br.QueryRow())
-	if r.orderErr != nil && !errors.Is(r.orderErr, ErrOrderNotFound) {
-		return nil, r.orderErr
-	}
-	rows, err := br.Query()
-	if err != nil {
-		return nil, err
-	}
-	if r.order != nil {
-		err = collectSeats(rows, r.order)
-	} else {
-		rows.Close()
-		err = rows.Err()
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := br.QueryRow().Scan(&r.now); err != nil {
-		return nil, err
-	}
-	return r, br.Close()
-}
-
-// replayExtraPayment answers a payment already refunded as an extra
-// payment the way it was answered first; one reusing its payment id or key
-// for anything else is refused.
-func (s *Store) replayExtraPayment(r *paymentReads, p Payment) (*ConfirmResult, error) {
-	x := r.extra
-	if x.PaymentID != p.PaymentID || x.key != p.IdempotencyKey || x.orderID != p.OrderID ||
-		x.Amount != p.Amount.String() || x.Currency != p.Currency {
-		return nil, ErrIdempotencyKeyReused
-	}
-	if r.orderErr != nil {
-		return nil, r.orderErr
-	}
-	rp := x.RefundedPayment
-	rp.RequestedAt = rp.RequestedAt.UTC()
-	r.order.RefundedPayment = &rp
-	return &ConfirmResult{Order: r.order}, nil
-}
-
-// refundExtraPayment records p, a payment for the already settled order o,
-// at now (the transaction's now(), extra_payment's created_at), and
-// requests its refund, in one round trip. A racing duplicate hits the
-// primary key (23505) and is run again by inTx, then finds the row and
-// replays.
-func (s *Store) refundExtraPayment(ctx context.Context, tx pgx.Tx, o *Order, p Payment, now time.Time) error {
-	rp := RefundedPayment{PaymentID: p.PaymentID, Amount: p.Amount.String(), Currency: p.Currency, Reason: ReasonOrderSettled, RequestedAt: now.UTC()}
-	b := &pgx.Batch{}
-	b.Queue(`
-		INSERT INTO extra_payment (payment_id, idempotency_key, order_id, amount, currency, reason)
-		VALUES ($1, $2, $3, $4::numeric, $5, $6)`,
-		p.PaymentID, p.IdempotencyKey, o.OrderID, rp.Amount, rp.Currency, rp.Reason)
-	ev := events.RefundRequested{OrderID: o.OrderID, EventID: o.EventID, CustomerID: o.customerID, PaymentID: p.PaymentID,
-		Amount: rp.Amount, Currency: rp.Currency, Reason: rp.Reason, At: rp.RequestedAt}
-	if err := queueOutbox(b, events.TopicRefundRequested, o.OrderID, events.TypeRefundRequested, ev); err != nil {
+// confirmRefusal turns confirm_payment's refusal into the business error
+// it stands for; any other error is returned as it is.
+func confirmRefusal(err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != confirmRefusedCode {
 		return err
 	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return err
+	switch pe.Message {
+	case "key_reused":
+		return ErrIdempotencyKeyReused
+	case "not_found":
+		return ErrOrderNotFound
+	case "order_settled":
+		return ErrOrderSettled
 	}
-	o.RefundedPayment = &rp
-	return nil
+	return err
 }
-
-// trySell takes the customer's lock, counts their other SOLD and live HELD
-// seats, and after the savepoint "sell" turns every seat of o into SOLD, in
-// sorted order, all in one round trip. It returns why the payment cannot
-// buy the seats (seat_limit, seat_taken), or "" when it did; the caller
-// then rolls back to the savepoint, or releases it.
-func (s *Store) trySell(ctx context.Context, tx pgx.Tx, o *Order) (string, error) {
-	b := &pgx.Batch{}
-	b.Queue(customerLockSQL, o.customerID, s.eventID)
-	b.Queue(`
-		SELECT count(*) FROM seat WHERE event_id = $1 AND held_by = $2 AND order_id <> $3
-		   AND (status = 'SOLD' OR (status = 'HELD' AND hold_expires_at > now()))`,
-		s.eventID, o.customerID, o.OrderID)
-	b.Queue(`SAVEPOINT sell`)
-	for _, id := range o.Seats {
-		b.Queue(sellSeatSQL, s.eventID, id, o.customerID, o.OrderID)
-	}
-	br := tx.SendBatch(ctx, b)
-	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return "", err
-	}
-	var others int64
-	if err := br.QueryRow().Scan(&others); err != nil {
-		return "", err
-	}
-	if _, err := br.Exec(); err != nil {
-		return "", err
-	}
-	sold := 0
-	for range o.Seats {
-		tag, err := br.Exec()
-		if err != nil {
-			return "", err
-		}
-		sold += int(tag.RowsAffected())
-	}
-	if err := br.Close(); err != nil {
-		return "", err
-	}
-	switch {
-	case others+int64(len(o.Seats)) > int64(s.maxSeats):
-		return ReasonSeatLimit, nil
-	case sold != len(o.Seats):
-		return ReasonSeatTaken, nil
-	}
-	return "", nil
-}
-
-// markPaid settles o as PAID by p, at now (the transaction's now()), with
-// its ticket-issued row, after what b already holds, in one round trip.
-func (s *Store) markPaid(ctx context.Context, tx pgx.Tx, b *pgx.Batch, o *Order, p Payment, now time.Time) error {
-	at := now.UTC()
-	b.Queue(`
-		UPDATE ticket_order SET status = $6, idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
-		       paid_currency = $5, settled_at = now(), updated_at = now()
-		 WHERE id = $1`,
-		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, StatusPaid)
-	ev := events.TicketIssued{OrderID: o.OrderID, EventID: o.EventID, CustomerID: o.customerID, PaymentID: p.PaymentID,
-		Amount: o.Amount, Currency: o.Currency, Seats: o.seatRows, PaidAt: at}
-	if err := queueOutbox(b, events.TopicTicketIssued, o.OrderID, events.TypeTicketIssued, ev); err != nil {
-		return err
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return err
-	}
-	o.Status, o.PaymentID, o.SettledAt = StatusPaid, p.PaymentID, &at
-	return nil
-}
-
-// markRefund frees o's remaining seats and settles it as REFUND_REQUIRED
-// by p for reason, at now, with its refund-requested row, after what b
-// already holds, in one round trip.
-func (s *Store) markRefund(ctx context.Context, tx pgx.Tx, b *pgx.Batch, o *Order, p Payment, reason string, now time.Time) error {
-	at := now.UTC()
-	b.Queue(releaseSeatsSQL, o.OrderID)
-	b.Queue(`
-		UPDATE ticket_order SET status = $7, idempotency_key = $2, payment_id = $3, paid_amount = $4::numeric,
-		       paid_currency = $5, refund_reason = $6, settled_at = now(), updated_at = now()
-		 WHERE id = $1`,
-		o.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(), p.Currency, reason, StatusRefundRequired)
-	// The refund is of what was paid, not of what the order cost.
-	ev := events.RefundRequested{OrderID: o.OrderID, EventID: o.EventID, CustomerID: o.customerID, PaymentID: p.PaymentID,
-		Amount: p.Amount.String(), Currency: p.Currency, Reason: reason, At: at}
-	if err := queueOutbox(b, events.TopicRefundRequested, o.OrderID, events.TypeRefundRequested, ev); err != nil {
-		return err
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return err
-	}
-	o.Status, o.PaymentID, o.SettledAt, o.RefundReason = StatusRefundRequired, p.PaymentID, &at, reason
-	return nil
-}
-
-// queueOutbox queues the outbox row of an event on b.
-func queueOutbox(b *pgx.Batch, topic, key, typ string, payload any) error {
-	body, err := json.Marshal(payload)
-	if err != nil {
-		return err
-	}
-	b.Queue(insertOutboxSQL, topic, key, typ, body)
-	return nil
-}
-
-const insertOutboxSQL = `INSERT INTO outbox (topic, key, event_type, payload) VALUES ($1, $2, $3, $4)`
 
 // expireOrdersSQL expires a batch of pending orders past their hold and
 // tells, per session, whether it has no other live hold. The statuses are
