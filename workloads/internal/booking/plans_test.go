@@ -2,13 +2,16 @@ package booking
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestOrderLookupsUsePrimaryKey: the lookups of an order by id and event
@@ -164,6 +167,113 @@ func scans(node map[string]any, deep bool) []string {
 		if deep {
 			out = append(out, scans(c, true)...)
 		}
+	}
+	return out
+}
+
+// TestConfirmReadsSeatsByKey: every statement confirm_payment runs reads
+// the seat table by an index (the primary key or seat_order), on each of
+// its paths, in generic plans,
+// with the statistics of the seeded seats (every seat AVAILABLE) and
+// thousands held since, as in a sale's first minutes. auto_explain sends
+// the plans of the function's statements to the session as notices.
+func TestConfirmReadsSeatsByKey(t *testing.T) {
+	ctx := context.Background()
+	url, pool := testDB(t, "A:10.00:100:100")
+	if _, err := pool.Exec(ctx, `
+		WITH o AS (INSERT INTO ticket_order (id, customer_id, event_id, amount, currency, hold_expires_at)
+		           VALUES (gen_random_uuid(), 'c', $1, 10, 'EUR', now() + interval '1 hour') RETURNING id)
+		UPDATE seat SET status = 'HELD', held_by = 'c', order_id = (SELECT id FROM o), hold_expires_at = now() + interval '1 hour'
+		 WHERE event_id = $1 AND row_no > 40`, testEvent); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		plans []string
+	)
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		if _, plan, ok := strings.Cut(n.Message, "plan:\n"); ok {
+			mu.Lock()
+			plans = append(plans, plan)
+			mu.Unlock()
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range []string{"LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0", "SET auto_explain.log_nested_statements = on",
+		"SET auto_explain.log_format = json", "SET auto_explain.log_level = notice", "SET plan_cache_mode = force_generic_plan"} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	st := NewStore(pool, testEvent, time.Hour, 4, "EUR")
+	confirm := func(what string, seats []string, amount func(Cents) Cents, taken bool) {
+		t.Helper()
+		h, err := st.Hold(ctx, "cr-"+what, "s", seats)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if taken {
+			if _, err := pool.Exec(ctx, `UPDATE seat SET order_id = (SELECT id FROM ticket_order WHERE customer_id = 'c') WHERE event_id = $1 AND seat_id = $2`,
+				testEvent, seats[len(seats)-1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		total, _ := ParseCents(h.Amount)
+		mu.Lock()
+		plans = nil
+		mu.Unlock()
+		var status string
+		if err := conn.QueryRow(ctx, `SELECT r_status FROM confirm_payment($1, $2, $3, $4, $5::numeric, $6, $7)`,
+			testEvent, h.OrderID, "k-"+what, "p-"+what, amount(total).String(), "EUR", 4).Scan(&status); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		var reads []string
+		for _, p := range plans {
+			var explained struct {
+				Query string         `json:"Query Text"`
+				Plan  map[string]any `json:"Plan"`
+			}
+			if err := json.Unmarshal([]byte(p), &explained); err != nil {
+				t.Fatalf("%s: plan %q: %v", what, p, err)
+			}
+			for _, r := range seatScans(explained.Plan) {
+				if !strings.HasPrefix(r, "Index Scan ") && !strings.HasPrefix(r, "Bitmap Index Scan ") {
+					t.Errorf("%s: %s reads seats by %s:\n%s", what, explained.Query, r, p)
+				}
+				reads = append(reads, r)
+			}
+		}
+		if len(reads) == 0 {
+			t.Errorf("%s (%s): no plan read seats in %d plans", what, status, len(plans))
+		}
+	}
+	same := func(c Cents) Cents { return c }
+	confirm("paid", []string{"A-1-1", "A-1-2"}, same, false)
+	confirm("taken", []string{"A-2-1", "A-2-2"}, same, true)
+	confirm("mismatch", []string{"A-3-1"}, func(c Cents) Cents { return c + 1 }, false)
+}
+
+// seatScans lists the scans of the seat table in a plan, its own node
+// included, as "Node Type Index Name".
+func seatScans(node map[string]any) []string {
+	var out []string
+	if (node["Relation Name"] == "seat" && node["Node Type"] != "ModifyTable") || (node["Node Type"] == "Bitmap Index Scan" && strings.HasPrefix(fmt.Sprint(node["Index Name"]), "seat_")) {
+		out = append(out, fmt.Sprint(node["Node Type"], " ", node["Index Name"]))
+	}
+	children, _ := node["Plans"].([]any)
+	for _, c := range children {
+		c, _ := c.(map[string]any)
+		out = append(out, seatScans(c)...)
 	}
 	return out
 }

@@ -47,6 +47,7 @@ DECLARE
     fresh     boolean := true;
     refusal   text;
     others    bigint;
+    seat_ids  text[];
     n         integer;
     sellable  integer;
     seats     jsonb;
@@ -55,6 +56,12 @@ BEGIN
     SELECT t.id INTO key_order FROM ticket_order t WHERE t.idempotency_key = p_key;
     SELECT * INTO x FROM extra_payment e WHERE e.payment_id = p_payment OR e.idempotency_key = p_key LIMIT 1;
     SELECT * INTO o FROM ticket_order t WHERE t.id = p_order AND t.event_id = p_event FOR UPDATE;
+    -- The order's seats, as an array: the statements below then read
+    -- them by primary key whatever the statistics of a sale's first
+    -- minute make of a join.
+    SELECT array_agg(os.seat_id ORDER BY os.seat_id COLLATE "C") INTO seat_ids
+      FROM order_seat os WHERE os.order_id = o.id;
+    n := coalesce(cardinality(seat_ids), 0);
     IF key_order <> p_order THEN
         RAISE EXCEPTION USING ERRCODE = 'TFC01', MESSAGE = 'key_reused';
     END IF;
@@ -97,21 +104,18 @@ BEGIN
             SELECT count(*) INTO others FROM seat s
              WHERE s.event_id = p_event AND s.held_by = o.customer_id AND s.order_id <> p_order
                AND (s.status = 'SOLD' OR (s.status = 'HELD' AND s.hold_expires_at > now()));
-            SELECT count(*) INTO n FROM order_seat os WHERE os.order_id = p_order;
             IF others + n > p_max_seats THEN
                 refusal := 'seat_limit';
             ELSE
                 SELECT count(*) FILTER (WHERE l.status = 'AVAILABLE' OR (l.status = 'HELD' AND l.order_id = p_order))
                   INTO sellable
                   FROM (SELECT s.status, s.order_id FROM seat s
-                         WHERE s.event_id = p_event
-                           AND s.seat_id IN (SELECT os.seat_id FROM order_seat os WHERE os.order_id = p_order)
+                         WHERE s.event_id = p_event AND s.seat_id = ANY (seat_ids)
                          ORDER BY s.seat_id COLLATE "C" FOR UPDATE) l;
                 IF sellable = n THEN
                     UPDATE seat s SET status = 'SOLD', held_by = o.customer_id, order_id = p_order,
                            hold_expires_at = NULL, updated_at = now()
-                     WHERE s.event_id = p_event
-                       AND s.seat_id IN (SELECT os.seat_id FROM order_seat os WHERE os.order_id = p_order);
+                     WHERE s.event_id = p_event AND s.seat_id = ANY (seat_ids);
                     refusal := NULL;
                 ELSE
                     refusal := 'seat_taken';
@@ -130,12 +134,14 @@ BEGIN
                 'orderId', p_order, 'eventId', o.event_id, 'customerId', o.customer_id, 'paymentId', p_payment,
                 'amount', o.amount::text, 'currency', o.currency, 'seats', coalesce(seats, '[]'), 'paidAt', stamp));
         ELSE
-            -- The seats the order still holds (a sold seat has no expiry,
-            -- 00008), locked in byte order.
+            -- The order's seats it still holds (a sold seat has no
+            -- expiry, 00008), locked in byte order.
             UPDATE seat s SET status = 'AVAILABLE', held_by = NULL, order_id = NULL, hold_expires_at = NULL,
                    updated_at = now()
-             WHERE (s.event_id, s.seat_id) IN (
-                    SELECT h.event_id, h.seat_id FROM seat h WHERE h.order_id = p_order AND h.hold_expires_at IS NOT NULL
+             WHERE s.event_id = p_event AND s.seat_id IN (
+                    SELECT h.seat_id FROM seat h
+                     WHERE h.event_id = p_event AND h.seat_id = ANY (seat_ids)
+                       AND h.order_id = p_order AND h.hold_expires_at IS NOT NULL
                      ORDER BY h.seat_id COLLATE "C" FOR UPDATE)
                AND s.order_id = p_order AND s.hold_expires_at IS NOT NULL;
             UPDATE ticket_order t SET status = 'REFUND_REQUIRED', idempotency_key = p_key, payment_id = p_payment,
@@ -151,9 +157,7 @@ BEGIN
     RETURN QUERY
     SELECT fresh, o.event_id, o.customer_id, o.session_id, o.status, o.amount::text, o.currency, o.hold_expires_at,
            o.created_at, o.payment_id, o.settled_at, o.refund_reason,
-           array_agg(os.seat_id ORDER BY os.seat_id COLLATE "C"),
-           x.payment_id, x.amount::text, x.currency, x.reason, x.created_at
-      FROM order_seat os WHERE os.order_id = p_order;
+           coalesce(seat_ids, '{}'), x.payment_id, x.amount::text, x.currency, x.reason, x.created_at;
 END
 $$;
 -- +goose StatementEnd
