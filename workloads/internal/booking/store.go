@@ -429,9 +429,6 @@ func (s *Store) confirmOnce(ctx context.Context, p Payment) (*ConfirmResult, err
 	if reason != nil {
 		o.RefundReason = *reason
 	}
-	if o.Seats == nil {
-		o.Seats = []string{}
-	}
 	s.normalize(o)
 	if extraPayment != nil {
 		o.RefundedPayment = &RefundedPayment{PaymentID: *extraPayment, Amount: *extraAmt, Currency: *extraCurr,
