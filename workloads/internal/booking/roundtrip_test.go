@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
@@ -200,6 +202,17 @@ func TestHoldRoundTrips(t *testing.T) {
 		if got := rt.n.Load(); got != 1 {
 			t.Errorf("%s: %d round trips, want 1", tc.name, got)
 		}
+	}
+	// hold_seats itself refuses a seat named twice (the store refuses it
+	// before asking), and writes nothing.
+	_, err := pool.Exec(ctx, holdSQL, testEvent, uuid.New(), "rt-twice", "s", "EUR", 60000, 4, []string{"B-1-1", "B-1-1"})
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != holdRefusedCode || pe.Message != "seats_unavailable" || pe.Detail != "B-1-1" || pe.Hint != "unknown:" {
+		t.Errorf("a seat named twice: %v", err)
+	}
+	var orders int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM ticket_order WHERE customer_id = 'rt-twice'`).Scan(&orders); err != nil || orders != 0 {
+		t.Errorf("a refused hold left %d orders (%v)", orders, err)
 	}
 }
 
