@@ -216,29 +216,31 @@ func TestFunctionsReadSeatsByKey(t *testing.T) {
 		}
 	}
 	st := NewStore(pool, testEvent, time.Hour, 4, "EUR")
-	// explained runs sql on conn and checks how its statements read seats.
-	explained := func(what, sql string, args ...any) {
+	// explained runs sql on conn, checks how its statements read seats and
+	// returns hold_seats's refusal, if it refused.
+	explained := func(what, sql string, args ...any) error {
 		t.Helper()
 		mu.Lock()
 		plans = nil
 		mu.Unlock()
-		if _, err := conn.Exec(ctx, sql, args...); err != nil && !holdRefused(err) {
+		_, err := conn.Exec(ctx, sql, args...)
+		if err != nil && !holdRefused(err) {
 			t.Fatalf("%s: %v", what, err)
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		var reads []string
 		for _, p := range plans {
-			var explained struct {
+			var e struct {
 				Query string         `json:"Query Text"`
 				Plan  map[string]any `json:"Plan"`
 			}
-			if err := json.Unmarshal([]byte(p), &explained); err != nil {
+			if err := json.Unmarshal([]byte(p), &e); err != nil {
 				t.Fatalf("%s: plan %q: %v", what, p, err)
 			}
-			for _, r := range seatScans(explained.Plan) {
+			for _, r := range seatScans(e.Plan) {
 				if !strings.HasPrefix(r, "Index Scan ") && !strings.HasPrefix(r, "Index Only Scan ") && !strings.HasPrefix(r, "Bitmap Index Scan ") {
-					t.Errorf("%s: %s reads seats by %s:\n%s", what, explained.Query, r, p)
+					t.Errorf("%s: %s reads seats by %s:\n%s", what, e.Query, r, p)
 				}
 				reads = append(reads, r)
 			}
@@ -246,9 +248,14 @@ func TestFunctionsReadSeatsByKey(t *testing.T) {
 		if len(reads) == 0 {
 			t.Errorf("%s: no plan read seats in %d plans", what, len(plans))
 		}
+		return err
 	}
-	explained("hold", holdSQL, testEvent, uuid.New(), "cr-hold", "s", "EUR", 60000, 4, []string{"A-4-1", "A-4-2"})
-	explained("hold refused", holdSQL, testEvent, uuid.New(), "cr-refused", "s", "EUR", 60000, 4, []string{"A-4-2", "A-4-3"})
+	if err := explained("hold", holdSQL, testEvent, uuid.New(), "cr-hold", "s", "EUR", 60000, 4, []string{"A-4-1", "A-4-2"}); err != nil {
+		t.Fatalf("hold: %v", err)
+	}
+	if err := explained("hold refused", holdSQL, testEvent, uuid.New(), "cr-refused", "s", "EUR", 60000, 4, []string{"A-4-2", "A-4-3"}); err == nil {
+		t.Fatal("a hold of a held seat stood")
+	}
 	confirm := func(what string, seats []string, amount func(Cents) Cents, taken bool) {
 		t.Helper()
 		h, err := st.Hold(ctx, "cr-"+what, "s", seats)
@@ -262,7 +269,9 @@ func TestFunctionsReadSeatsByKey(t *testing.T) {
 			}
 		}
 		total, _ := ParseCents(h.Amount)
-		explained(what, confirmSQL, testEvent, h.OrderID, "k-"+what, "p-"+what, amount(total).String(), "EUR", 4)
+		if err := explained(what, confirmSQL, testEvent, h.OrderID, "k-"+what, "p-"+what, amount(total).String(), "EUR", 4); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
 	}
 	same := func(c Cents) Cents { return c }
 	confirm("paid", []string{"A-1-1", "A-1-2"}, same, false)
