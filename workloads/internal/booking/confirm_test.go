@@ -160,14 +160,9 @@ func TestRefundRequired(t *testing.T) {
 	if st := e.scalar(`SELECT status FROM seat WHERE seat_id = 'A-5-1'`); st != "AVAILABLE" {
 		t.Fatalf("the late order's other seat is %v, want AVAILABLE", st)
 	}
-	var payload []byte
-	if err := e.pool.QueryRow(context.Background(), `SELECT payload FROM outbox WHERE topic = $1 AND key = $2 AND event_type = $3`,
-		events.TopicRefundRequested, late, events.TypeRefundRequested).Scan(&payload); err != nil {
-		t.Fatalf("refund event: %v", err)
-	}
 	var ev events.RefundRequested
-	if err := json.Unmarshal(payload, &ev); err != nil || ev.Reason != ReasonSeatTaken || ev.Amount != "179.00" || ev.CustomerID != "late" {
-		t.Fatalf("refund event %s (%v)", payload, err)
+	if payload := outboxPayload(t, e.pool, events.TopicRefundRequested, events.TypeRefundRequested, late, &ev); ev.Reason != ReasonSeatTaken || ev.Amount != "179.00" || ev.CustomerID != "late" {
+		t.Fatalf("refund event %s", payload)
 	}
 	// Repeating the callback repeats the answer and writes nothing.
 	if r2 := e.webhook(testSecret, time.Now(), paymentBody(late, "pay-late", "179.00", "succeeded")); r2.status != http.StatusOK || string(r2.body) != string(r.body) {

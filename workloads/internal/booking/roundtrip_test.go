@@ -93,7 +93,7 @@ func TestConfirmRoundTrips(t *testing.T) {
 	same := func(c Cents) Cents { return c }
 	paid := pay("paid", []string{"A-1-1", "A-1-2", "A-1-3"}, same, StatusPaid)
 	var issued events.TicketIssued
-	outboxPayload(t, pool, events.TopicTicketIssued, paid.OrderID, &issued)
+	outboxPayload(t, pool, events.TopicTicketIssued, events.TypeTicketIssued, paid.OrderID, &issued)
 	if o, err := st.Order(ctx, paid.OrderID, "rt-paid"); err != nil || !issued.PaidAt.Equal(*o.SettledAt) ||
 		issued.PaidAt.Location() != time.UTC || len(issued.Seats) != 3 || issued.Seats[2].SeatID != "A-1-3" {
 		t.Fatalf("ticket issued %+v for order %+v (%v)", issued, o, err)
@@ -116,7 +116,7 @@ func TestConfirmRoundTrips(t *testing.T) {
 		}
 	}
 	var refund events.RefundRequested
-	outboxPayload(t, pool, events.TopicRefundRequested, paid.OrderID, &refund)
+	outboxPayload(t, pool, events.TopicRefundRequested, events.TypeRefundRequested, paid.OrderID, &refund)
 	if !refund.At.Equal(first.RequestedAt) || refund.PaymentID != "p-second" || refund.Reason != ReasonOrderSettled {
 		t.Fatalf("refund %+v for %+v", refund, first)
 	}
@@ -216,16 +216,17 @@ func TestHoldRoundTrips(t *testing.T) {
 	}
 }
 
-// outboxPayload decodes the payload of the last outbox row of topic for
-// order into v.
-func outboxPayload(t *testing.T, pool *pgxpool.Pool, topic, order string, v any) {
+// outboxPayload decodes the payload of the last outbox row of topic and
+// event type typ for order into v, and returns it.
+func outboxPayload(t *testing.T, pool *pgxpool.Pool, topic, typ, order string, v any) []byte {
 	t.Helper()
 	var payload []byte
-	if err := pool.QueryRow(context.Background(), `SELECT payload FROM outbox WHERE topic = $1 AND key = $2 ORDER BY id DESC LIMIT 1`,
-		topic, order).Scan(&payload); err != nil {
-		t.Fatal(err)
+	if err := pool.QueryRow(context.Background(), `SELECT payload FROM outbox WHERE topic = $1 AND event_type = $2 AND key = $3 ORDER BY id DESC LIMIT 1`,
+		topic, typ, order).Scan(&payload); err != nil {
+		t.Fatalf("%s event for %s: %v", typ, order, err)
 	}
 	if err := json.Unmarshal(payload, v); err != nil {
-		t.Fatalf("%s payload %s: %v", topic, payload, err)
+		t.Fatalf("%s payload %s: %v", typ, payload, err)
 	}
+	return payload
 }
