@@ -915,6 +915,7 @@ func TestInvalidSpecsRejected(t *testing.T) {
 		}, "spec.queue.autoscaling.minReplicas: Invalid value: autoscaling.minReplicas must not exceed autoscaling.maxReplicas"},
 		{"tick too fast", func(te *ticketsv1alpha1.TicketEvent) { te.Spec.Admission.TickInterval = d("10ms") }, "admission.tickInterval must be between 100ms and 1m"},
 		{"hold too long", func(te *ticketsv1alpha1.TicketEvent) { te.Spec.Holds.TTL = d("3h") }, "holds.ttl must be between 1m and 1h"},
+		{"selection window too short", func(te *ticketsv1alpha1.TicketEvent) { te.Spec.Admission.SelectionWindow = d("5s") }, "admission.selectionWindow must be at least 10s"},
 		{"too many seats per customer", func(te *ticketsv1alpha1.TicketEvent) { te.Spec.Holds.MaxSeatsPerCustomer = 11 }, "spec.holds.maxSeatsPerCustomer"},
 		{"bad price", func(te *ticketsv1alpha1.TicketEvent) { te.Spec.Seating.Sections[0].Price = "12,50" }, "spec.seating.sections[0].price"},
 		{"unknown pre-queue order", func(te *ticketsv1alpha1.TicketEvent) { te.Spec.Admission.PreQueue = "Random" }, "Unsupported value: \"Random\""},
@@ -944,6 +945,7 @@ func TestInvalidSpecsRejected(t *testing.T) {
 		{"admission.tickInterval", "spec.admission.tickInterval: Invalid value: \"5 minutes\": admission.tickInterval must be a duration such as 1s"},
 		{"admission.tokenTTL", "spec.admission.tokenTTL: Invalid value: \"5 minutes\": admission.tokenTTL must be a duration such as 10m"},
 		{"admission.claimTimeout", "spec.admission.claimTimeout: Invalid value: \"5 minutes\": admission.claimTimeout must be a duration such as 60s"},
+		{"admission.selectionWindow", "spec.admission.selectionWindow: Invalid value: \"5 minutes\": admission.selectionWindow must be a duration such as 2m"},
 	}
 	for i, tc := range durations {
 		t.Run("malformed "+tc.path, func(t *testing.T) {

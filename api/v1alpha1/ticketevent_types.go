@@ -174,6 +174,15 @@ type Admission struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="admission.claimTimeout must be a duration such as 60s"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('5s'))",message="admission.claimTimeout must be at least 5s"
 	ClaimTimeout *metav1.Duration `json:"claimTimeout,omitempty"`
+	// SelectionWindow is how long after picking up the access token a person who holds no seats still counts
+	// as choosing seats, when the admitter sizes its admissions to the seats left. Past it they are presumed
+	// gone, so people who walk away silently cannot stall the last seats of a sale; their session stays valid
+	// until its token expires. Default 2m; at least 10s.
+	// +kubebuilder:default="2m"
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="admission.selectionWindow must be a duration such as 2m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) >= duration('10s'))",message="admission.selectionWindow must be at least 10s"
+	SelectionWindow *metav1.Duration `json:"selectionWindow,omitempty"`
 	// PreQueue orders the people who joined before sales opened: Shuffle or FIFO. Default Shuffle.
 	// +kubebuilder:default=Shuffle
 	// +optional

@@ -121,6 +121,7 @@ func TestCRDDefaultsMatchConfig(t *testing.T) {
 		"spec.admission.tickInterval":     {config.Admission{}, "TickInterval"},
 		"spec.admission.tokenTTL":         {config.Admission{}, "TokenTTL"},
 		"spec.admission.claimTimeout":     {config.Admission{}, "ClaimTimeout"},
+		"spec.admission.selectionWindow":  {config.Admission{}, "SelectionWindow"},
 		"spec.admission.preQueue":         {config.Admission{}, "PreQueue"},
 		"spec.holds.ttl":                  {config.Booking{}, "HoldTTL"},
 		"spec.holds.maxSeatsPerCustomer":  {config.Booking{}, "MaxSeatsPerCustomer"},

@@ -383,6 +383,9 @@ func admission(dst *config.Admission, a ticketsv1alpha1.Admission) {
 	if a.ClaimTimeout != nil {
 		dst.ClaimTimeout = a.ClaimTimeout.Duration
 	}
+	if a.SelectionWindow != nil {
+		dst.SelectionWindow = a.SelectionWindow.Duration
+	}
 	if a.PreQueue != "" {
 		dst.PreQueue = strings.ToLower(string(a.PreQueue))
 	}

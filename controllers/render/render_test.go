@@ -123,6 +123,12 @@ func TestConfigHash(t *testing.T) {
 	if q2, cm2 := hash(opens, Queue); q2 != q0 || firstDiff(cm0, cm2) == "" {
 		t.Fatal("salesOpenAt is live in the queue: it must reach the ConfigMap without changing the hash")
 	}
+	window := event()
+	window.Spec.Admission.SelectionWindow = &metav1.Duration{Duration: 45 * time.Second}
+	if q4, cm4 := hash(window, Queue); q4 != q0 || cm4["TICKETFAIR_SELECTION_WINDOW"] != "45s" {
+		t.Fatalf("admission.selectionWindow is live in the queue: hash changed %v, ConfigMap %q, want it kept and 45s",
+			q4 != q0, cm4["TICKETFAIR_SELECTION_WINDOW"])
+	}
 	identity := event()
 	identity.Spec.Identity.Issuer = "other"
 	if q3, _ := hash(identity, Queue); q3 == q0 {

@@ -43,6 +43,12 @@ type Admission struct {
 	TickInterval  time.Duration `env:"TICKETFAIR_TICK_INTERVAL" flag:"tick-interval" live:"true" default:"1s" usage:"admitter tick"`
 	TokenTTL      time.Duration `env:"TICKETFAIR_TOKEN_TTL" flag:"token-ttl" live:"true" default:"10m" usage:"lifetime of an access token and its session"`
 	ClaimTimeout  time.Duration `env:"TICKETFAIR_CLAIM_TIMEOUT" flag:"claim-timeout" live:"true" default:"60s" usage:"time an admitted person has to pick up the token"`
-	PreQueue      string        `env:"TICKETFAIR_PRE_QUEUE" flag:"pre-queue" live:"true" default:"shuffle" usage:"order of the pre-queue at opening: shuffle or fifo"`
-	Paused        bool          `env:"TICKETFAIR_PAUSED" flag:"paused" live:"true" usage:"stop admitting (joins still accepted)"`
+	// SelectionWindow bounds who the admitter counts as still choosing
+	// seats: a session that picked up its token longer ago and holds
+	// nothing is presumed gone (it stays valid until its token expires).
+	// Without it, people who walk away silently, after a failed payment
+	// say, stall the last seats of a sale for a whole token TTL.
+	SelectionWindow time.Duration `env:"TICKETFAIR_SELECTION_WINDOW" flag:"selection-window" live:"true" default:"2m" usage:"how long after picking up the token a person without a hold counts as choosing seats when admissions are sized to the seats left"`
+	PreQueue        string        `env:"TICKETFAIR_PRE_QUEUE" flag:"pre-queue" live:"true" default:"shuffle" usage:"order of the pre-queue at opening: shuffle or fifo"`
+	Paused          bool          `env:"TICKETFAIR_PAUSED" flag:"paused" live:"true" usage:"stop admitting (joins still accepted)"`
 }

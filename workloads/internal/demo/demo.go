@@ -379,7 +379,10 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 	q.MaxActive, q.RatePerSecond = s.o.MaxActive, s.o.AdmitRate
 	q.LeaderElection = false
 	q.TokenTTL = 10 * time.Minute
+	// A sale of minutes: the crowd claims within seconds of its turn and
+	// picks seats within a second of its claim.
 	q.ClaimTimeout = 20 * time.Second
+	q.SelectionWindow = 30 * time.Second
 	s.queue = q
 
 	var r config.Relay

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -365,6 +366,14 @@ func TestPauseAndSoldOut(t *testing.T) {
 	}
 }
 
+// publishInventory publishes inv as booking does after each sweep.
+func publishInventory(t testing.TB, rdb *redis.Client, inv zone.Inventory) {
+	t.Helper()
+	if err := zone.PublishInventory(context.Background(), rdb, testEvent, inv); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestAdmissionFollowsFreeSeats: the admitter lets in no more people than
 // the free seats can serve, counting the active sessions without a hold as
 // people still choosing, and at least one a tick while a seat is free.
@@ -376,12 +385,6 @@ func TestAdmissionFollowsFreeSeats(t *testing.T) {
 	joinMany(t, st, set, "c", 30)
 	ctx := context.Background()
 	epoch, _ := st.takeEpoch(ctx)
-	publish := func(inv zone.Inventory) {
-		t.Helper()
-		if err := zone.PublishInventory(ctx, rdb, testEvent, inv); err != nil {
-			t.Fatal(err)
-		}
-	}
 	tick := func(wantAdmitted, wantActive int64, wantReason string) {
 		t.Helper()
 		r, err := st.tick(ctx, epoch, set, 10)
@@ -390,10 +393,10 @@ func TestAdmissionFollowsFreeSeats(t *testing.T) {
 		}
 	}
 	// Every unsold seat is held: nobody is let in to find none.
-	publish(zone.Inventory{Held: 5, Sold: 5, Holds: 2})
+	publishInventory(t, rdb, zone.Inventory{Held: 5, Sold: 5, Holds: 2})
 	tick(0, 0, "all_held")
 	// Three seats come back: three people, not the batch of ten.
-	publish(zone.Inventory{Available: 3, Held: 5, Sold: 2, Holds: 2})
+	publishInventory(t, rdb, zone.Inventory{Available: 3, Held: 5, Sold: 2, Holds: 2})
 	tick(3, 3, "")
 	// Three active, two of them holding (as booking counts): one chooses,
 	// so two more seats are there for two more people.
@@ -407,6 +410,60 @@ func TestAdmissionFollowsFreeSeats(t *testing.T) {
 		t.Fatal(err)
 	}
 	tick(10, 16, "")
+}
+
+// TestAdmissionCountsRecentChoosers: a session that picked up its token
+// longer ago than the selection window and holds nothing no longer counts
+// as choosing, so people who walked away silently do not hold the last
+// seats to one admission a tick; holds still count whoever made them.
+func TestAdmissionCountsRecentChoosers(t *testing.T) {
+	rdb := testenv.Redis(t)
+	st := newStore(rdb, testEvent)
+	set := testSettings()
+	set.ClaimTimeout, set.SelectionWindow = 5*time.Second, 300*time.Millisecond
+	joinMany(t, st, set, "c", 30)
+	ctx := context.Background()
+	epoch, _ := st.takeEpoch(ctx)
+	tick := func(wantAdmitted, wantActive int64) {
+		t.Helper()
+		r, err := st.tick(ctx, epoch, set, 10)
+		if err != nil || r.Admitted != wantAdmitted || r.Active != wantActive || r.Reason != "" {
+			t.Fatalf("tick: %+v %v, want %d admitted, %d active", r, err, wantAdmitted, wantActive)
+		}
+	}
+	claim := func(from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			c, err := st.claim(ctx, fmt.Sprintf("c%05d", i), postOpenBase+int64(i)+1, set.TokenTTL)
+			if err != nil || c.Status != "admitted" {
+				t.Fatalf("claim c%05d: %+v %v", i, c, err)
+			}
+		}
+	}
+	publishInventory(t, rdb, zone.Inventory{Available: 3})
+	tick(3, 3)
+	claim(0, 3)
+	// Three chose a moment ago for the three free seats: one a tick.
+	tick(1, 4)
+	// Past the selection window, the three who claimed and hold nothing
+	// have gone; the one still in its claim window chooses: two more.
+	time.Sleep(400 * time.Millisecond)
+	tick(2, 6)
+	// The three just admitted claim and hold five seats between them and
+	// the first three (booking cannot say whose): of the six active, one
+	// at most still chooses, though three claimed within the window.
+	claim(4, 6)
+	publishInventory(t, rdb, zone.Inventory{Available: 4, Held: 5, Holds: 5})
+	tick(3, 9)
+	// Four of the nine are in their claim window and one holds: four
+	// choose for six free seats, so two go in. With a window as long as
+	// the token's life every session counts, as before the window: ten
+	// choose, and one a tick still goes in.
+	time.Sleep(400 * time.Millisecond)
+	publishInventory(t, rdb, zone.Inventory{Available: 6, Held: 1, Holds: 1})
+	tick(2, 11)
+	set.SelectionWindow = set.TokenTTL
+	tick(1, 12)
 }
 
 // TestLiveSettingsReachAdmitter changes MaxActive and pause while the

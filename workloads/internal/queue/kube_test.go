@@ -279,4 +279,6 @@ func testLiveTicketEvent(t *testing.T, kube *rest.Config) {
 	if n := liveCount(t, rdb); n != 7 {
 		t.Fatalf("paused by the TicketEvent, yet %d active", n)
 	}
+	update(func(a *v1alpha1.Admission) { a.SelectionWindow = &metav1.Duration{Duration: 45 * time.Second} })
+	testenv.WaitFor(t, 5*time.Second, "the selection window", func() bool { return live.Load().SelectionWindow == 45*time.Second })
 }

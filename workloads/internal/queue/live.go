@@ -101,6 +101,9 @@ func settingsFromTicketEvent(base Settings, te *v1alpha1.TicketEvent) (Settings,
 	if a.ClaimTimeout != nil && a.ClaimTimeout.Duration > 0 {
 		s.ClaimTimeout = a.ClaimTimeout.Duration
 	}
+	if a.SelectionWindow != nil && a.SelectionWindow.Duration > 0 {
+		s.SelectionWindow = a.SelectionWindow.Duration
+	}
 	if a.PreQueue != "" {
 		s.PreQueue = strings.ToLower(string(a.PreQueue))
 	}

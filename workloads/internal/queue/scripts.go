@@ -197,10 +197,22 @@ return out
 // orders holding seats) is someone choosing, who takes one seat at least.
 // So once every seat is sold or held nobody is let in to find none, and
 // the seats that abandoned holds return go to about as many people. At
-// least one person per tick is let in while a seat is free, so sessions
-// of people who left without saying so cannot stall the end of a sale.
+// least one person per tick is let in while a seat is free.
+//
+// Only recent sessions count as choosing: those still in their claim
+// window and those that picked up their token within the selection window
+// (a session's score is its expiry: admission + claimMs before the claim,
+// the claim + tokenTtlMs after it). Someone who claimed longer ago and
+// holds nothing has most likely walked away, after a failed payment say;
+// counted as choosing until their token expired, a few dozen of them held
+// the last seats of a sale to one admission a tick for minutes. booking
+// counts holds, not whose they are, so the people choosing are the
+// smaller of two bounds: the recent sessions, and the active sessions
+// less the holds. A session in the last claimMs of its token counts as
+// recent too: it cannot be told from one in its claim window.
 // KEYS: epoch, active, queue, customers, remaining, prerank, watermark, admitted, admitlog, inventory.
-// ARGV: epoch, maxActive, batch, claimMs, paused 0|1, salesOpenMs, sessionNonce, postOpenBase.
+// ARGV: epoch, maxActive, batch, claimMs, paused 0|1, salesOpenMs, sessionNonce, postOpenBase,
+// tokenTtlMs, selectionMs.
 // Returns {admitted (-1 when fenced), active, reason}; reason 0 ok,
 // 1 paused, 2 not open, 3 sold out, 4 every unsold seat held.
 var admitScript = redis.NewScript(`
@@ -222,7 +234,13 @@ local inv = redis.call('HMGET', KEYS[10], 'held', 'holds')
 if remaining and inv[1] and inv[2] then
   local free = remaining - tonumber(inv[1])
   if free <= 0 then return {0, active, 4} end
-  local choosing = math.max(active - tonumber(inv[2]), 0)
+  local claimMs, ttl, window = tonumber(ARGV[4]), tonumber(ARGV[9]), tonumber(ARGV[10])
+  local recent = active
+  if claimMs < ttl - window then
+    recent = redis.call('ZCOUNT', KEYS[2], '(' .. now, now + claimMs) +
+      redis.call('ZCOUNT', KEYS[2], now + ttl - window, '+inf')
+  end
+  local choosing = math.max(math.min(recent, active - tonumber(inv[2])), 0)
   n = math.min(n, math.max(free - choosing, 1))
 end
 local popped = redis.call('ZPOPMIN', KEYS[3], n)

@@ -32,6 +32,9 @@ func (s Settings) validate() (Settings, error) {
 	if s.ClaimTimeout <= 0 {
 		s.ClaimTimeout = def.ClaimTimeout
 	}
+	if s.SelectionWindow <= 0 {
+		s.SelectionWindow = def.SelectionWindow
+	}
 	if s.PreQueue == "" {
 		s.PreQueue = def.PreQueue
 	}

@@ -14,7 +14,7 @@ func TestSettingsDefaultsAreTheTags(t *testing.T) {
 		t.Fatal(err)
 	}
 	def := config.DefaultsOf[config.Admission]()
-	if s.TickInterval != def.TickInterval || s.TokenTTL != def.TokenTTL || s.ClaimTimeout != def.ClaimTimeout || s.PreQueue != def.PreQueue {
+	if s.TickInterval != def.TickInterval || s.TokenTTL != def.TokenTTL || s.ClaimTimeout != def.ClaimTimeout || s.SelectionWindow != def.SelectionWindow || s.PreQueue != def.PreQueue {
 		t.Fatalf("unset settings became %+v, want the tag defaults %+v", s.Admission, def)
 	}
 	if _, err := (Settings{Admission: config.Admission{PreQueue: "lottery"}}).validate(); err == nil {

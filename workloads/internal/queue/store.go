@@ -173,7 +173,7 @@ func (s *store) tick(ctx context.Context, epoch int64, set Settings, batch int64
 	res, err := admitScript.Run(ctx, s.rdb,
 		[]string{s.k.epoch, s.k.active, s.k.queue, s.k.customers, s.k.remaining, s.k.preRank, s.k.watermark, s.k.admitted, s.k.admitLog, s.k.inventory},
 		epoch, set.MaxActive, batch, set.ClaimTimeout.Milliseconds(), paused, openMs, hex.EncodeToString(nonce[:]),
-		strconv.FormatInt(postOpenBase, 10)).Slice()
+		strconv.FormatInt(postOpenBase, 10), set.TokenTTL.Milliseconds(), set.SelectionWindow.Milliseconds()).Slice()
 	if err != nil {
 		return tickResult{}, unavailable("admit", err)
 	}
