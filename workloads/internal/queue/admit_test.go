@@ -424,11 +424,11 @@ func TestAdmissionCountsRecentChoosers(t *testing.T) {
 	joinMany(t, st, set, "c", 30)
 	ctx := context.Background()
 	epoch, _ := st.takeEpoch(ctx)
-	tick := func(wantAdmitted, wantActive int64) {
+	tick := func(wantAdmitted, wantActive, wantChoosing int64) {
 		t.Helper()
 		r, err := st.tick(ctx, epoch, set, 10)
-		if err != nil || r.Admitted != wantAdmitted || r.Active != wantActive || r.Reason != "" {
-			t.Fatalf("tick: %+v %v, want %d admitted, %d active", r, err, wantAdmitted, wantActive)
+		if err != nil || r.Admitted != wantAdmitted || r.Active != wantActive || r.Reason != "" || r.Choosing != wantChoosing {
+			t.Fatalf("tick: %+v %v, want %d admitted, %d active, %d choosing", r, err, wantAdmitted, wantActive, wantChoosing)
 		}
 	}
 	claim := func(from, to int) {
@@ -441,29 +441,48 @@ func TestAdmissionCountsRecentChoosers(t *testing.T) {
 		}
 	}
 	publishInventory(t, rdb, zone.Inventory{Available: 3})
-	tick(3, 3)
+	tick(3, 3, 0)
 	claim(0, 3)
 	// Three chose a moment ago for the three free seats: one a tick.
-	tick(1, 4)
+	tick(1, 4, 3)
 	// Past the selection window, the three who claimed and hold nothing
 	// have gone; the one still in its claim window chooses: two more.
 	time.Sleep(400 * time.Millisecond)
-	tick(2, 6)
-	// The three just admitted claim and hold five seats between them and
-	// the first three (booking cannot say whose): of the six active, one
-	// at most still chooses, though three claimed within the window.
+	tick(2, 6, 1)
+	// The two admitted last claim, and five seats are held by them and the
+	// first three (booking cannot say whose): of the six active, one at
+	// most still chooses (six less five holds), though three are recent.
 	claim(4, 6)
 	publishInventory(t, rdb, zone.Inventory{Available: 4, Held: 5, Holds: 5})
-	tick(3, 9)
+	tick(3, 9, 1)
 	// Four of the nine are in their claim window and one holds: four
 	// choose for six free seats, so two go in. With a window as long as
 	// the token's life every session counts, as before the window: ten
 	// choose, and one a tick still goes in.
 	time.Sleep(400 * time.Millisecond)
 	publishInventory(t, rdb, zone.Inventory{Available: 6, Held: 1, Holds: 1})
-	tick(2, 11)
+	tick(2, 11, 4)
 	set.SelectionWindow = set.TokenTTL
-	tick(1, 12)
+	tick(1, 12, 10)
+	// The admitter exports what its last admitting tick counted.
+	set.RatePerSecond = 1000 // a batch of 10 a tick of 10 ms
+	a := &admitter{st: st, live: newLiveSettings(set), m: newMetrics()}
+	if r, err := a.tickOnce(ctx, epoch, set); err != nil || r.Admitted != 1 || r.Choosing != 11 {
+		t.Fatalf("admitter tick: %+v %v, want 1 admitted, 11 choosing", r, err)
+	}
+	mfs, err := a.m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gauge := -1.0
+	for _, mf := range mfs {
+		if mf.GetName() == "ticketfair_queue_choosing_sessions" {
+			gauge = mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	if gauge != 11 {
+		t.Fatalf("ticketfair_queue_choosing_sessions = %v, want 11", gauge)
+	}
 }
 
 // TestLiveSettingsReachAdmitter changes MaxActive and pause while the

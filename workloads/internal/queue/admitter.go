@@ -91,5 +91,8 @@ func (a *admitter) tickOnce(ctx context.Context, epoch int64, set Settings) (tic
 	if !r.Fenced {
 		a.m.active.Set(float64(r.Active))
 	}
+	if r.Choosing >= 0 {
+		a.m.choosing.Set(float64(r.Choosing))
+	}
 	return r, nil
 }

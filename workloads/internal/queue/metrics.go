@@ -13,6 +13,7 @@ type metrics struct {
 	redisErrors *prometheus.CounterVec
 	waiting     prometheus.Gauge
 	active      prometheus.Gauge
+	choosing    prometheus.Gauge
 	admitted    prometheus.Counter
 	rate        prometheus.Gauge
 	leader      prometheus.Gauge
@@ -34,6 +35,8 @@ func newMetrics() *metrics {
 		}, []string{"op"}),
 		waiting: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_waiting", Help: "Customers waiting in the queue (snapshot)."}),
 		active:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_active_sessions", Help: "Sessions in seat selection."}),
+		choosing: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_choosing_sessions",
+			Help: "People the admitter counted as still choosing seats at its last admitting tick: recent sessions without a hold, for whom it keeps seats free."}),
 		admitted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ticketfair_queue_admitted_total", Help: "Customers admitted by this pod's admitter."}),
 		rate:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_admission_rate", Help: "Admissions per second observed over the last ~10 s."}),
@@ -47,7 +50,7 @@ func newMetrics() *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 		}),
 	}
-	m.reg.MustRegister(m.requests, m.redisErrors, m.waiting, m.active, m.admitted, m.rate, m.leader, m.epoch, m.maxActive, m.salesOpen, m.tickSeconds,
+	m.reg.MustRegister(m.requests, m.redisErrors, m.waiting, m.active, m.choosing, m.admitted, m.rate, m.leader, m.epoch, m.maxActive, m.salesOpen, m.tickSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Exposed at 0 from the start, so rates and alerts see the first error.
 	for _, op := range []string{"join", "poll", "leave", "stats", "snapshot", "epoch", "admit"} {

@@ -213,8 +213,10 @@ return out
 // KEYS: epoch, active, queue, customers, remaining, prerank, watermark, admitted, admitlog, inventory.
 // ARGV: epoch, maxActive, batch, claimMs, paused 0|1, salesOpenMs, sessionNonce, postOpenBase,
 // tokenTtlMs, selectionMs.
-// Returns {admitted (-1 when fenced), active, reason}; reason 0 ok,
-// 1 paused, 2 not open, 3 sold out, 4 every unsold seat held.
+// Returns {admitted (-1 when fenced), active, reason[, choosing]}; reason
+// 0 ok, 1 paused, 2 not open, 3 sold out, 4 every unsold seat held;
+// choosing, on a tick that admits, is the people it counted as choosing
+// (-1 without booking's inventory).
 var admitScript = redis.NewScript(`
 local fence = tonumber(ARGV[1])
 local seen = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -231,6 +233,7 @@ if remaining == 0 then return {0, active, 3} end
 local n = math.min(tonumber(ARGV[2]) - active, tonumber(ARGV[3]))
 if n <= 0 then return {0, active, 0} end
 local inv = redis.call('HMGET', KEYS[10], 'held', 'holds')
+local choosing = -1
 if remaining and inv[1] and inv[2] then
   local free = remaining - tonumber(inv[1])
   if free <= 0 then return {0, active, 4} end
@@ -240,7 +243,7 @@ if remaining and inv[1] and inv[2] then
     recent = redis.call('ZCOUNT', KEYS[2], '(' .. now, now + claimMs) +
       redis.call('ZCOUNT', KEYS[2], now + ttl - window, '+inf')
   end
-  local choosing = math.max(math.min(recent, active - tonumber(inv[2])), 0)
+  choosing = math.max(math.min(recent, active - tonumber(inv[2])), 0)
   n = math.min(n, math.max(free - choosing, 1))
 end
 local popped = redis.call('ZPOPMIN', KEYS[3], n)
@@ -270,7 +273,7 @@ if count > 0 then
   redis.call('SET', KEYS[7], last)
   redis.call('INCRBY', KEYS[8], count)
 end
-return {count, active + count, 0}
+return {count, active + count, 0, choosing}
 `)
 
 // claimScript is the first poll after admission (and any later one): it

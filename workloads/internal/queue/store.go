@@ -156,6 +156,9 @@ type tickResult struct {
 	Active   int64
 	Fenced   bool
 	Reason   string // "", paused, not_open, sold_out, all_held
+	// Choosing is the people a tick that admitted counted as choosing
+	// seats; -1 when it did not count them.
+	Choosing int64
 }
 
 // tick runs one admission step atomically.
@@ -177,12 +180,15 @@ func (s *store) tick(ctx context.Context, epoch int64, set Settings, batch int64
 	if err != nil {
 		return tickResult{}, unavailable("admit", err)
 	}
-	if len(res) != 3 {
+	if len(res) != 3 && len(res) != 4 {
 		return tickResult{}, fmt.Errorf("admit script: unexpected reply %v", res)
 	}
-	r := tickResult{Admitted: toInt(res[0]), Active: toInt(res[1])}
+	r := tickResult{Admitted: toInt(res[0]), Active: toInt(res[1]), Choosing: -1}
+	if len(res) == 4 {
+		r.Choosing = toInt(res[3])
+	}
 	if r.Admitted < 0 {
-		return tickResult{Fenced: true}, nil
+		return tickResult{Fenced: true, Choosing: -1}, nil
 	}
 	r.Reason = [...]string{"", "paused", "not_open", "sold_out", "all_held"}[min(max(toInt(res[2]), 0), 4)]
 	return r, nil
