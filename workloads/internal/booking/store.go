@@ -362,8 +362,13 @@ type RefundedPayment struct {
 
 // confirmSQL is a payment: one call of confirm_payment (migration 00010),
 // which reads, decides and writes the outcome with its outbox row, raising
-// confirmRefusedCode when it refuses the payment.
-const confirmSQL = `SELECT * FROM confirm_payment($1, $2, $3, $4, $5::numeric, $6, $7)`
+// confirmRefusedCode when it refuses the payment. An order's payment and
+// refund reason read as empty strings while unset, as in orderColumns.
+const confirmSQL = `
+SELECT r_fresh, r_event, r_customer, r_session, r_status, r_amount, r_currency, r_expires, r_created,
+       coalesce(r_payment, ''), r_settled, coalesce(r_reason, ''), r_seats,
+       r_extra_payment, r_extra_amount, r_extra_currency, r_extra_reason, r_extra_at
+  FROM confirm_payment($1, $2, $3, $4, $5::numeric, $6, $7)`
 
 // confirmRefusedCode is the SQLSTATE of confirm_payment's refusals.
 const confirmRefusedCode = "TFC01"
@@ -411,23 +416,16 @@ func (s *Store) confirmOnce(ctx context.Context, p Payment) (*ConfirmResult, err
 	o := &Order{OrderID: p.OrderID}
 	var (
 		fresh                  bool
-		payment, reason        *string
 		extraPayment, extraAmt *string
 		extraCurr, extraReason *string
 		extraAt                *time.Time
 	)
 	err := s.pool.QueryRow(ctx, confirmSQL, s.eventID, p.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(),
 		p.Currency, s.maxSeats).Scan(&fresh, &o.EventID, &o.customerID, &o.sessionID, &o.Status, &o.Amount, &o.Currency,
-		&o.ExpiresAt, &o.CreatedAt, &payment, &o.SettledAt, &reason, &o.Seats,
+		&o.ExpiresAt, &o.CreatedAt, &o.PaymentID, &o.SettledAt, &o.RefundReason, &o.Seats,
 		&extraPayment, &extraAmt, &extraCurr, &extraReason, &extraAt)
 	if err != nil {
 		return nil, confirmRefusal(err)
-	}
-	if payment != nil {
-		o.PaymentID = *payment
-	}
-	if reason != nil {
-		o.RefundReason = *reason
 	}
 	s.normalize(o)
 	if extraPayment != nil {
