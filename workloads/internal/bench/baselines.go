@@ -35,6 +35,35 @@ func redisBenchmark(ctx context.Context, addr string, n, clients int, args ...st
 	return strconv.ParseFloat(strings.Trim(fields[1], `"`), 64)
 }
 
+// aloneJoinsPerCall is how many joins each coalesced call carries when
+// redis-benchmark runs the script: about what a pod's calls carry under
+// the HTTP measurement's 64 clients.
+const aloneJoinsPerCall = 32
+
+// scriptJoins runs a join script (its source, keys and arguments, each
+// customer a random id) calls times from clients connections of
+// redis-benchmark, and returns the calls per second and Redis's CPU
+// seconds (INFO cpu) per join while it ran, each call carrying perCall.
+func scriptJoins(ctx context.Context, rdb *redis.Client, addr string, calls, clients, perCall int, src string, keys, args []string) (rps, cpuPerJoin float64, err error) {
+	sha, err := rdb.ScriptLoad(ctx, src).Result()
+	if err != nil {
+		return 0, 0, err
+	}
+	before, err := redisNow(ctx, rdb)
+	if err != nil {
+		return 0, 0, err
+	}
+	evalArgs := append([]string{"-r", "100000000", "EVALSHA", sha, strconv.Itoa(len(keys))}, append(keys, args...)...)
+	if rps, err = redisBenchmark(ctx, addr, calls, clients, evalArgs...); err != nil {
+		return 0, 0, err
+	}
+	after, err := redisNow(ctx, rdb)
+	if err != nil {
+		return 0, 0, err
+	}
+	return rps, after.minus(before).cpu / float64(calls*perCall), nil
+}
+
 // prepareZset fills a queue-like sorted set for the ZPOPMIN baseline.
 func prepareZset(ctx context.Context, rdb *redis.Client, key string, n int) error {
 	pipe := rdb.Pipeline()

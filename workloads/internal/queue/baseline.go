@@ -12,3 +12,16 @@ func JoinCommand(eventID int64, customerPlaceholder string) (source string, keys
 		[]string{k.customers, k.queue, k.arrival, k.active, k.gen},
 		[]string{customerPlaceholder, "0", "shuffle", "0", strconv.FormatInt(postOpenBase, 10), "1"}
 }
+
+// JoinManyCommand is JoinCommand for the coalesced joins' script: one call
+// carrying n joins after opening, each customer id customerPlaceholder, so
+// that the script's own cost per join can be measured outside the service
+// against JoinCommand's.
+func JoinManyCommand(eventID int64, customerPlaceholder string, n int) (source string, keys, args []string) {
+	k := keysFor(eventID)
+	args = []string{"0", "shuffle", strconv.FormatInt(postOpenBase, 10), "1", strconv.Itoa(n)}
+	for range n {
+		args = append(args, customerPlaceholder)
+	}
+	return joinManySource, []string{k.customers, k.queue, k.arrival, k.active, k.gen}, args
+}

@@ -269,13 +269,14 @@ func usedMemory(b *testing.B, rdb *redis.Client) int64 {
 }
 
 // BenchmarkJoinRedisCPU measures Redis's own CPU time per join (INFO cpu)
-// through the coalesced script, in batches of 48 (about what a pod's calls
-// carried in `make bench`), and through one script call per join, from 4
-// goroutines into a queue that grows as a sale's does.
+// through the coalesced script, in calls of 256, 48 (about what a pod's
+// calls carry under load) and 8, and through one script call per join,
+// from 4 goroutines into a queue that grows as a sale's does: the sizes
+// split a call's cost into a part per call and a part per join.
 //
 //	go test -run '^$' -bench JoinRedisCPU -benchtime 200000x ./workloads/internal/queue/
 func BenchmarkJoinRedisCPU(b *testing.B) {
-	for _, batch := range []int{48, 1} {
+	for _, batch := range []int{256, 48, 8, 1} {
 		b.Run(fmt.Sprintf("batch%d", batch), func(b *testing.B) {
 			rdb := testenv.Redis(b)
 			st := newStore(rdb, testEvent)

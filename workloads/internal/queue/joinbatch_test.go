@@ -290,3 +290,52 @@ func TestJoinManyAsksForKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBenchmarkCommands: the scripts and arguments the bench hands to
+// redis-benchmark, run as given with the customer placeholder replaced,
+// give places after opening: one call per join and a coalesced call whose
+// customers each get their own place, in order, after the first's.
+func TestBenchmarkCommands(t *testing.T) {
+	rdb := testenv.Redis(t)
+	ctx := context.Background()
+	eval := func(src string, keys, args []string, customers ...string) []any {
+		t.Helper()
+		k := 0
+		argv := make([]any, len(args))
+		for i, a := range args {
+			argv[i] = a
+			if a == "c:__rand_int__" {
+				argv[i] = customers[k]
+				k++
+			}
+		}
+		if k != len(customers) {
+			t.Fatalf("%d placeholders for %d customers", k, len(customers))
+		}
+		res, err := rdb.Eval(ctx, src, keys, argv...).Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	src, keys, args := JoinCommand(testEvent, "c:__rand_int__")
+	one := eval(src, keys, args, "c:1")
+	if toInt(one[0]) != 1 || toString(one[1]) != "w" || toInt(one[3]) != postOpenBase+1 {
+		t.Fatalf("one join: %v, want created and waiting at %d", one, int64(postOpenBase+1))
+	}
+	const n = 5
+	src, keys, args = JoinManyCommand(testEvent, "c:__rand_int__", n)
+	many := eval(src, keys, args, "c:2", "c:3", "c:4", "c:5", "c:6")
+	if len(many) != 3*n+1 {
+		t.Fatalf("coalesced: %d values, want %d", len(many), 3*n+1)
+	}
+	for i := range n {
+		r := many[3*i:]
+		if want := int64(postOpenBase + 2 + i); toInt(r[0]) != 1 || toString(r[1]) != "w" || toInt(r[2]) != want {
+			t.Fatalf("coalesced join %d: %v, want created and waiting at %d", i, r[:3], want)
+		}
+	}
+	if got := rdb.ZCard(ctx, keysFor(testEvent).queue).Val(); got != n+1 {
+		t.Fatalf("queue holds %d places, want %d", got, n+1)
+	}
+}

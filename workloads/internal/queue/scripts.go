@@ -88,7 +88,9 @@ return {1, 'w', arr, score, gen}
 // pre-queue is shuffled and may still take places (NOKEYS asks for them
 // when they were left out but are needed). Returns {created, state, score}
 // per customer, flattened, then the generation.
-var joinManyScript = redis.NewScript(`
+var joinManyScript = redis.NewScript(joinManySource)
+
+const joinManySource = `
 local n = tonumber(ARGV[5])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -183,7 +185,7 @@ end
 if h > 0 then redis.call('HSET', KEYS[1], unpack(hset)) end
 out[o + 1] = gen
 return out
-`)
+`
 
 // admitScript is one admitter tick: fence, drop expired sessions, admit
 // min(free, batch) from the front. The epoch key keeps the highest fencing
