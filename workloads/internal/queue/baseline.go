@@ -7,9 +7,7 @@ import "strconv"
 // benchmark can run the very same script outside the service (for example
 // with redis-benchmark) as a baseline.
 func JoinCommand(eventID int64, customerPlaceholder string) (source string, keys, args []string) {
-	k := keysFor(eventID)
-	return joinSource,
-		[]string{k.customers, k.queue, k.arrival, k.active, k.gen},
+	return joinSource, keysFor(eventID).joinKeys(),
 		[]string{customerPlaceholder, "0", "shuffle", "0", strconv.FormatInt(postOpenBase, 10), "1"}
 }
 
@@ -18,10 +16,9 @@ func JoinCommand(eventID int64, customerPlaceholder string) (source string, keys
 // that the script's own cost per join can be measured outside the service
 // against JoinCommand's.
 func JoinManyCommand(eventID int64, customerPlaceholder string, n int) (source string, keys, args []string) {
-	k := keysFor(eventID)
 	args = []string{"0", "shuffle", strconv.FormatInt(postOpenBase, 10), "1", strconv.Itoa(n)}
 	for range n {
 		args = append(args, customerPlaceholder)
 	}
-	return joinManySource, []string{k.customers, k.queue, k.arrival, k.active, k.gen}, args
+	return joinManySource, keysFor(eventID).joinKeys(), args
 }

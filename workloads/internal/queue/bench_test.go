@@ -203,7 +203,7 @@ func loadQueue(b *testing.B, rdb *redis.Client, st *store, prefix string, n int)
 	for start := 0; start < n; start += 5000 {
 		pipe := rdb.Pipeline()
 		for i := start; i < min(start+5000, n); i++ {
-			joinScript.EvalSha(ctx, pipe, []string{st.k.customers, st.k.queue, st.k.arrival, st.k.active, st.k.gen},
+			joinScript.EvalSha(ctx, pipe, st.k.joinKeys(),
 				fmt.Sprintf("%s%07d", prefix, i), 0, "shuffle", "0", strconv.FormatInt(postOpenBase, 10), "1")
 		}
 		if _, err := pipe.Exec(ctx); err != nil {

@@ -55,7 +55,7 @@ func (s *store) runJoinMany(ctx context.Context, customers []string, openMs int6
 		}
 	}
 	return joinManyScript.Run(ctx, s.rdb,
-		[]string{s.k.customers, s.k.queue, s.k.arrival, s.k.active, s.k.gen}, args...).Slice()
+		s.k.joinKeys(), args...).Slice()
 }
 
 // joinBatcher coalesces the joins that reach a pod at the same moment into

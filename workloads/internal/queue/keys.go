@@ -46,3 +46,8 @@ func keysFor(eventID int64) keys {
 		gen:       p + "generation",
 	}
 }
+
+// joinKeys are the KEYS of joinScript and joinManyScript, in their order.
+func (k keys) joinKeys() []string {
+	return []string{k.customers, k.queue, k.arrival, k.active, k.gen}
+}

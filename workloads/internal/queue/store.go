@@ -56,7 +56,7 @@ func joinSettings(set Settings) (openMs int64, mode string) {
 func (s *store) join(ctx context.Context, customer string, set Settings) (place, error) {
 	openMs, mode := joinSettings(set)
 	res, err := joinScript.Run(ctx, s.rdb,
-		[]string{s.k.customers, s.k.queue, s.k.arrival, s.k.active, s.k.gen},
+		s.k.joinKeys(),
 		customer, openMs, mode, randomKey(), strconv.FormatInt(postOpenBase, 10), newGeneration()).Slice()
 	if err != nil {
 		return place{}, unavailable("join", err)
