@@ -61,8 +61,8 @@ openapi-lint: ## Validate the OpenAPI 3.1 documents of queue, booking and ticket
 	go test -count=1 -run TestDocumentsAreValid ./workloads/openapi/
 
 .PHONY: deps
-deps: ## Install the system packages the tests and the demo need (redis-server, postgresql-15, chromium, prometheus).
-	hack/install-deps.sh
+deps: ## Install the system packages the tests need (demo's, redis-sentinel, redis-tools, postgresql-client-15, chromium, prometheus).
+	hack/install-deps.sh test
 
 .PHONY: test
 test: deps envtest tools generate manifests lint ## Unit and integration tests against real Redis, PostgreSQL, Kafka protocol and kube-apiserver.
@@ -78,7 +78,8 @@ envtest: ## Link the envtest assets (etcd, kube-apiserver) into bin/envtest; bui
 
 DEMO_ARGS ?=
 .PHONY: demo
-demo: deps ## Run a local sale end to end on this machine (pass flags with DEMO_ARGS="--customers 2000000 ...").
+demo: ## Run a local sale end to end on this machine (pass flags with DEMO_ARGS="--customers 2000000 ..."); installs redis-server, postgresql-15, nginx.
+	hack/install-deps.sh demo
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair-dev ./workloads/cmd/ticketfair-dev
 	$(LOCALBIN)/ticketfair-dev demo $(DEMO_ARGS)
@@ -86,13 +87,15 @@ demo: deps ## Run a local sale end to end on this machine (pass flags with DEMO_
 CHAOS_PLAN ?= default
 CHAOS_ARGS ?= --customers 50000 --seats 10000 --max-active 500 --admit-rate 35 --hold-ttl 20s --profile joinwindow=150s
 .PHONY: chaos
-chaos: deps ## A local sale under a fault plan (CHAOS_PLAN=default|small|<file>): kills, store restarts, broker outage, network faults; audited.
+chaos: ## A local sale under a fault plan (CHAOS_PLAN=default|small|<file>): kills, store restarts, broker outage, network faults; audited.
+	hack/install-deps.sh chaos
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair-dev ./workloads/cmd/ticketfair-dev
 	$(LOCALBIN)/ticketfair-dev demo --faults $(CHAOS_PLAN) $(CHAOS_ARGS)
 
 .PHONY: bench
-bench: deps ## Measure joins/s, polls/s, holds/s against redis-benchmark, pgbench and a plain Go handler in one run; writes docs/bench-results.md.
+bench: ## Measure joins/s, polls/s, holds/s against redis-benchmark, pgbench and a plain Go handler in one run; writes docs/bench-results.md.
+	hack/install-deps.sh bench
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair-dev ./workloads/cmd/ticketfair-dev
 	$(LOCALBIN)/ticketfair-dev bench --out docs/bench-results.md $(BENCH_ARGS)
@@ -100,10 +103,11 @@ bench: deps ## Measure joins/s, polls/s, holds/s against redis-benchmark, pgbenc
 ##@ Build
 
 .PHONY: build
-build: generate ## Build the operator, the service binary and the development tools (ticketfair-dev) into bin/.
+build: generate ## Build the operator, the service binary, the development tools (ticketfair-dev) and the kubectl plugin (kubectl-ticketfair) into bin/.
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/manager .
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair-dev ./workloads/cmd/ticketfair-dev
+	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/kubectl-ticketfair ./cmd/kubectl-ticketfair
 
 .PHONY: run
 run: manifests generate ## Run the operator against the current kubeconfig.

@@ -191,6 +191,10 @@ func saleFigures(te *ticketsv1alpha1.TicketEvent, s *Stats, err error, now time.
 		Waiting: s.Waiting, Active: s.Active, AdmittedTotal: s.AdmittedTotal, Remaining: s.Remaining,
 		Held: s.Held, Sold: s.Sold, SoldOut: s.SoldOut, Paused: s.Paused, UpdatedAt: metav1.NewTime(s.UpdatedAt.UTC().Truncate(time.Second)),
 	}
+	sale.Phase = s.Phase
+	for _, q := range s.Queues {
+		sale.Queues = append(sale.Queues, ticketsv1alpha1.QueueStatus{Name: q.Name, Weight: int32(q.Weight), Waiting: q.Waiting, Admitted: q.Admitted})
+	}
 	if st.Sale == nil || !sameFigures(*st.Sale, *sale) {
 		st.Sale = sale
 	}
@@ -210,5 +214,5 @@ func saleFigures(te *ticketsv1alpha1.TicketEvent, s *Stats, err error, now time.
 // sameFigures compares two sets of figures but not their time stamps.
 func sameFigures(a, b ticketsv1alpha1.SaleStatus) bool {
 	a.UpdatedAt, b.UpdatedAt = metav1.Time{}, metav1.Time{}
-	return a == b
+	return equality.Semantic.DeepEqual(a, b)
 }

@@ -69,7 +69,7 @@ func TestSaleFigures(t *testing.T) {
 	if c.Status != metav1.ConditionTrue || c.Reason != reasonStatsUnavailable || !strings.Contains(c.Message, "503") {
 		t.Fatalf("SalesOpen after a failure %+v", c)
 	}
-	if *failed.Status.Sale != *changed.Status.Sale {
+	if !equality.Semantic.DeepEqual(failed.Status.Sale, changed.Status.Sale) {
 		t.Fatalf("figures lost on a failure: %+v", failed.Status.Sale)
 	}
 	again := failed.DeepCopy()

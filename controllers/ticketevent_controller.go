@@ -205,7 +205,7 @@ func (r *TicketEventReconciler) stepKeys(ctx context.Context, te *ticketsv1alpha
 	var existing corev1.Secret
 	err := r.Get(ctx, key, &existing)
 	if err == nil {
-		return nil
+		return r.addMissingKeys(ctx, te, &existing)
 	}
 	if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("get Secret %s: %w", key.Name, err)

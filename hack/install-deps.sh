@@ -1,33 +1,62 @@
 #!/usr/bin/env bash
-# Installs the system packages the tests and the local sale need, only when
-# they are missing: redis-server and redis-sentinel, the PostgreSQL 15
-# server, nginx (the cache in front of the queue), Chromium (the web pages' browser tests) and
-# Prometheus with promtool (the monitoring tests) (Debian). With "cluster",
-# also what `make image` and the single-node cluster (hack/cluster.sh) need:
-# CA certificates and time zones for the image, containerd, runc, the CNI
-# plugins, iptables, conntrack and openssl.
+# Installs the system packages (Debian) a make target needs, only those
+# that are missing. One or more sets, each including the one before it:
 #
-# usage: hack/install-deps.sh [cluster]
+#   demo    what the local sale starts (make demo, make chaos): redis-server,
+#           the PostgreSQL 15 server (initdb, pg_ctl, pgbench and
+#           pg_stat_statements come with it) and nginx (the cache in front of
+#           the queue)
+#   bench   demo's, and redis-tools (redis-benchmark, redis-cli) (make bench)
+#   test    the default: bench's, and redis-sentinel (Sentinel failover
+#           tests), postgresql-client-15 (psql, pg_basebackup for the standby),
+#           Chromium (the web pages' browser tests) and Prometheus with
+#           promtool (the monitoring tests) (make test, make e2e)
+#   cluster test's, and what `make image` and the single-node cluster
+#           (hack/cluster.sh) need: CA certificates and time zones for the
+#           image, containerd, runc, the CNI plugins, iptables, conntrack,
+#           openssl and nsenter
+#
+# usage: hack/install-deps.sh [demo|chaos|bench|test|cluster]... (chaos is demo)
 set -euo pipefail
+
+level=0 # the largest set asked for: 1 demo, 2 bench, 3 test, 4 cluster
+[ $# -gt 0 ] || set -- test
+for set in "$@"; do
+  case "$set" in
+    demo | chaos) l=1 ;;
+    bench) l=2 ;;
+    test) l=3 ;;
+    cluster) l=4 ;;
+    *)
+      echo "hack/install-deps.sh: unknown set \"$set\" (demo, chaos, bench, test or cluster)" >&2
+      exit 2
+      ;;
+  esac
+  [ "$l" -le "$level" ] || level=$l
+done
 
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
-# Sentinel failover tests and redis-cli/redis-benchmark (make bench)
-command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
-command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
 [ -x /usr/lib/postgresql/15/bin/postgres ] || missing+=(postgresql-15)
-command -v psql >/dev/null 2>&1 || missing+=(postgresql-client-15)
-# the gate at which tests run as root needs the postgres user too
+# as root the servers run as the postgres user, which the package creates
 id postgres >/dev/null 2>&1 || missing+=(postgresql-15)
-# headless browser of the web pages' tests (workloads/internal/web)
-command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-# promtool and a Prometheus server for the chart's alerts and dashboard
-# (workloads/internal/demo/monitoring_test.go)
-{ command -v promtool && command -v prometheus; } >/dev/null 2>&1 || missing+=(prometheus)
-# the CDN stand-in in front of the queue (local sale, bench, queue tests)
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx)
 
-if [ "${1:-}" = cluster ]; then
+if [ "$level" -ge 2 ]; then
+  { command -v redis-cli && command -v redis-benchmark; } >/dev/null 2>&1 || missing+=(redis-tools)
+fi
+
+if [ "$level" -ge 3 ]; then
+  command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
+  command -v psql >/dev/null 2>&1 || missing+=(postgresql-client-15)
+  # headless browser of the web pages' tests (workloads/internal/web)
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  # promtool and a Prometheus server for the chart's alerts and dashboard
+  # (workloads/internal/demo/monitoring_test.go)
+  { command -v promtool && command -v prometheus; } >/dev/null 2>&1 || missing+=(prometheus)
+fi
+
+if [ "$level" -ge 4 ]; then
   [ -r /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
   [ -d /usr/share/zoneinfo ] || missing+=(tzdata)
   command -v containerd >/dev/null 2>&1 || missing+=(containerd)
@@ -42,12 +71,14 @@ fi
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
+# each package once, in the order first named
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | awk '!seen[$0]++')
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 echo ">> installing ${missing[*]}"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# Debian starts the packaged services; the tests start their own servers.
+# Debian starts the packaged services; the tests and the sale start their own servers.
 for svc in redis-server postgresql nginx containerd prometheus; do
   $sudo systemctl disable --now "$svc" >/dev/null 2>&1 || $sudo service "$svc" stop >/dev/null 2>&1 || true
 done

@@ -25,6 +25,7 @@ import (
 // TicketEventSpec describes one sale: the event, its seating, and how people
 // are admitted from the waiting room into seat selection.
 // +kubebuilder:validation:XValidation:rule="!has(self.payment) || !has(self.payment.timeout) || !has(self.holds) || !has(self.holds.ttl) || !self.payment.timeout.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || !self.holds.ttl.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.payment.timeout) < duration(self.holds.ttl)",message="payment.timeout must be shorter than holds.ttl, so a payment cannot complete after its hold expired",fieldPath=".payment.timeout",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.phases) || self.phases.all(p, !has(p.sections) || p.sections.all(n, self.seating.sections.exists(x, x.name == n)))",message="phases[].sections must name sections of seating.sections",fieldPath=".phases",reason=FieldValueInvalid
 type TicketEventSpec struct {
 	// EventID is the numeric id of the event used in the REST paths
 	// (/events/{eventId}/...). It cannot be changed once set. At least 1.
@@ -59,6 +60,25 @@ type TicketEventSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Payment Payment `json:"payment,omitempty"`
+
+	// BotProtection holds the defences against bots: a proof of work at
+	// join and rate limits on join, poll and hold.
+	// +kubebuilder:default={}
+	// +optional
+	BotProtection BotProtection `json:"botProtection,omitempty"`
+
+	// Phases are the sale's phases in order of opening, e.g. a members'
+	// presale then the general sale; each has its queues, admitted by
+	// weight. Empty: one phase, the general sale at salesOpenAt, with one
+	// queue. With phases the sale opens with the first (its opensAt takes
+	// the place of salesOpenAt). Changes, such as new weights, reach the
+	// running queue within seconds, without restarting pods. 1 to 8 phases.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:rule="(size(self) < 2 || self[1].opensAt > self[0].opensAt) && (size(self) < 3 || self[2].opensAt > self[1].opensAt) && (size(self) < 4 || self[3].opensAt > self[2].opensAt) && (size(self) < 5 || self[4].opensAt > self[3].opensAt) && (size(self) < 6 || self[5].opensAt > self[4].opensAt) && (size(self) < 7 || self[6].opensAt > self[5].opensAt) && (size(self) < 8 || self[7].opensAt > self[6].opensAt)",message="phases[].opensAt must be in increasing order, each phase after the one before it"
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Phases []SalePhase `json:"phases,omitempty"`
 
 	// Identity says how customers' identity tokens are verified. Required
 	// before the queue, booking and tickets services can be provisioned.
@@ -142,6 +162,62 @@ const (
 	// PreQueueFIFO keeps the pre-queue in arrival order.
 	PreQueueFIFO PreQueueOrder = "FIFO"
 )
+
+// SalePhase is one phase of a sale: from opensAt, the people its queues
+// accept are admitted.
+type SalePhase struct {
+	// Name of the phase, as access codes carry it: lower-case letters,
+	// digits and '-', at most 32.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$')",message="phases[].name must be lower-case letters, digits and '-', at most 32"
+	Name string `json:"name"`
+	// OpensAt is when the phase's queues start to be admitted. People may
+	// join a phase's queue once the phase before it has opened (its
+	// pre-queue, shuffled at opensAt).
+	OpensAt metav1.Time `json:"opensAt"`
+	// Queues of the phase, 1 to 8: a join enters the first one it may.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=map
+	// +listMapKey=name
+	Queues []PhaseQueue `json:"queues"`
+	// MaxSeatsPerCustomer, when set, is the phase's own seat limit per customer.
+	// +kubebuilder:validation:XValidation:rule="self >= 1",message="phases[].maxSeatsPerCustomer must be at least 1"
+	// +optional
+	MaxSeatsPerCustomer *int32 `json:"maxSeatsPerCustomer,omitempty"`
+	// Sections, when set, are the only sections of seating the phase sells.
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=16
+	// +listType=set
+	// +optional
+	Sections []string `json:"sections,omitempty"`
+}
+
+// PhaseQueue is one queue of a phase. A queue name listed by several
+// phases is one line of people: it opens with the first of them and is
+// admitted with the weight of the latest open phase that lists it.
+type PhaseQueue struct {
+	// Name of the queue: lower-case letters, digits and '-', at most 32.
+	// "general" is the queue of a sale without phases.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$')",message="phases[].queues[].name must be lower-case letters, digits and '-', at most 32"
+	Name string `json:"name"`
+	// Weight is the queue's share of admissions while several queues
+	// wait, e.g. members 3 : general 1. At least 1.
+	// +kubebuilder:validation:XValidation:rule="self >= 1",message="phases[].queues[].weight must be at least 1"
+	Weight int32 `json:"weight"`
+	// Tiers are the identity token's tier claim values that may enter;
+	// empty: anyone.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=64
+	// +listType=set
+	// +optional
+	Tiers []string `json:"tiers,omitempty"`
+	// AccessCode: entry needs an access code issued for this phase
+	// (`ticketfair access-codes`).
+	// +optional
+	AccessCode bool `json:"accessCode,omitempty"`
+}
 
 // Admission controls the waiting room.
 type Admission struct {
@@ -253,6 +329,13 @@ type Identity struct {
 	// +kubebuilder:validation:MinLength=1
 	// +optional
 	Audience string `json:"audience,omitempty"`
+	// TierClaim names the claim of identity tokens whose string value is
+	// the customer's tier (e.g. "member"), which presale phases admit by.
+	// Unset, the workloads' default claim name applies.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z][A-Za-z0-9_.:/-]*$') && !(self in ['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti'])",message="identity.tierClaim must be a claim name (a letter, then letters, digits, _ . : / -, e.g. https://example.com/tier) and not a registered claim (iss, sub, aud, exp, nbf, iat, jti)"
+	// +optional
+	TierClaim string `json:"tierClaim,omitempty"`
 }
 
 // Redis locates the Redis of the waiting room: a single server, a master
@@ -570,6 +653,26 @@ type SaleStatus struct {
 	// changes no figure is not written, so it may be older than the last one.
 	// +optional
 	UpdatedAt metav1.Time `json:"updatedAt,omitempty"`
+	// Phase is the latest phase opened (empty before the first, or
+	// without phases).
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// Queues are the figures of each queue of a sale with phases.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Queues []QueueStatus `json:"queues,omitempty"`
+}
+
+// QueueStatus is one queue's figures.
+type QueueStatus struct {
+	Name string `json:"name"`
+	// Weight is the queue's weight now.
+	Weight int32 `json:"weight"`
+	// Waiting is the number of people in the queue.
+	Waiting int64 `json:"waiting"`
+	// Admitted is the number of people admitted from it so far.
+	Admitted int64 `json:"admitted"`
 }
 
 // +kubebuilder:object:root=true
@@ -582,6 +685,7 @@ type SaleStatus struct {
 // Opens is a string column: a date column prints an age, which for a future
 // time is "<invalid>".
 // +kubebuilder:printcolumn:name="Opens",type=string,JSONPath=`.spec.salesOpenAt`,priority=1
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.sale.phase`
 // +kubebuilder:printcolumn:name="Waiting",type=integer,JSONPath=`.status.sale.waiting`
 // +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.sale.active`
 // +kubebuilder:printcolumn:name="Sold",type=integer,JSONPath=`.status.sale.sold`

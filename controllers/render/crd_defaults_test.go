@@ -130,6 +130,20 @@ func TestCRDDefaultsMatchConfig(t *testing.T) {
 		"spec.redis.mode":                 {config.Redis{}, "RedisMode"},
 		"spec.kafka.ticketIssuedTopic":    {config.Kafka{}, "TopicTicketIssued"},
 		"spec.kafka.refundRequestedTopic": {config.Kafka{}, "TopicRefundRequested"},
+		// spec.botProtection
+		"spec.botProtection.proofOfWork.difficulty":        {config.ProofOfWork{}, "PowDifficulty"},
+		"spec.botProtection.proofOfWork.ttl":               {config.ProofOfWork{}, "PowTTL"},
+		"spec.botProtection.proofOfWork.adaptiveThreshold": {config.ProofOfWork{}, "PowAdaptiveThreshold"},
+		"spec.botProtection.proofOfWork.step":              {config.ProofOfWork{}, "PowAdaptiveStep"},
+		"spec.botProtection.proofOfWork.maxDifficulty":     {config.ProofOfWork{}, "PowMaxDifficulty"},
+		"spec.botProtection.proofOfWork.subjectPrefix":     {config.ProofOfWork{}, "PowSubjectPrefix"},
+		"spec.botProtection.rateLimits.window":             {config.RateLimits{}, "RateLimitWindow"},
+		"spec.botProtection.rateLimits.join.perIdentity":   {config.RateLimits{}, "JoinPerIdentity"},
+		"spec.botProtection.rateLimits.join.perNetwork":    {config.RateLimits{}, "JoinPerNetwork"},
+		"spec.botProtection.rateLimits.poll.perIdentity":   {config.RateLimits{}, "PollPerIdentity"},
+		"spec.botProtection.rateLimits.poll.perNetwork":    {config.RateLimits{}, "PollPerNetwork"},
+		"spec.botProtection.rateLimits.hold.perIdentity":   {config.RateLimits{}, "HoldPerIdentity"},
+		"spec.botProtection.rateLimits.hold.perNetwork":    {config.RateLimits{}, "HoldPerNetwork"},
 	}
 	constants := map[string]int32{}
 	for _, w := range []string{"queue", "booking"} {

@@ -35,7 +35,8 @@ func GenerateKey(kid string) (string, error) {
 }
 
 // GenerateKeys returns the data of a sale's keys Secret: an access-token
-// key, a ticket signing key and the internal service token. The reconciler
+// key, a ticket signing key, the internal service token and the proof of
+// work's HMAC key. The reconciler
 // writes it once and never rotates it, so tokens and tickets stay valid.
 func GenerateKeys() (map[string][]byte, error) {
 	id := make([]byte, 4)
@@ -45,6 +46,16 @@ func GenerateKeys() (map[string][]byte, error) {
 	}
 	if _, err := rand.Read(token); err != nil {
 		return nil, fmt.Errorf("generate service token: %w", err)
+	}
+	// The proof of work's HMAC key: 32 bytes, the form TICKETFAIR_POW_KEYS reads.
+	pow := make([]byte, 32)
+	if _, err := rand.Read(pow); err != nil {
+		return nil, fmt.Errorf("generate proof-of-work key: %w", err)
+	}
+	// The access codes' HMAC key: 32 bytes, the form TICKETFAIR_ACCESS_CODE_KEY reads.
+	codes := make([]byte, 32)
+	if _, err := rand.Read(codes); err != nil {
+		return nil, fmt.Errorf("generate access code key: %w", err)
 	}
 	kid := hex.EncodeToString(id)
 	access, err := GenerateKey("a" + kid)
@@ -59,5 +70,7 @@ func GenerateKeys() (map[string][]byte, error) {
 		KeyAccessTokenKeys: []byte(access),
 		KeyTicketKeys:      []byte(ticket),
 		KeyServiceToken:    []byte(base64.RawURLEncoding.EncodeToString(token)),
+		KeyPowKeys:         []byte(base64.StdEncoding.EncodeToString(pow)),
+		KeyAccessCodeKey:   []byte(base64.StdEncoding.EncodeToString(codes)),
 	}, nil
 }

@@ -272,7 +272,16 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 	identity(&q.Identity, s.Identity, qrefs)
 	qrefs.secret(&q.AccessTokenKeys, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyAccessTokenKeys})
 	admission(&q.Admission, s.Admission)
+	rateLimits(&q.RateLimits, s.BotProtection.RateLimits)
+	proofOfWork(&q.ProofOfWork, s.BotProtection.ProofOfWork)
+	qrefs.secret(&q.PowKeys, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyPowKeys})
 	q.SalesOpenAt = s.SalesOpenAt.UTC().Format(time.RFC3339)
+	phasesJSON, err := phases(s.Phases)
+	if err != nil {
+		return nil, err
+	}
+	q.Phases = phasesJSON
+	qrefs.secret(&q.AccessCodeKey, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyAccessCodeKey})
 	q.Admitter = true
 	q.LeaderElection = true
 	q.LeaseName = LeaseName(te)
@@ -299,6 +308,7 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 	redisConfig(&b.Redis, s.Redis, brefs)
 	identity(&b.Identity, s.Identity, brefs)
 	brefs.secret(&b.AccessTokenKeys, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyAccessTokenKeys})
+	rateLimits(&b.RateLimits, s.BotProtection.RateLimits)
 	if s.Holds.TTL != nil {
 		b.HoldTTL = s.Holds.TTL.Duration
 	}
@@ -363,6 +373,9 @@ func identity(dst *config.Identity, id *ticketsv1alpha1.Identity, refs envRefs) 
 	}
 	if id.Audience != "" {
 		dst.IdentityAudience = id.Audience
+	}
+	if id.TierClaim != "" {
+		dst.TierClaim = id.TierClaim
 	}
 }
 

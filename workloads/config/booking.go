@@ -10,6 +10,7 @@ type Booking struct {
 	Redis
 	Identity
 	AccessTokens
+	RateLimits
 
 	AccessTokenJWKSURL   string        `env:"TICKETFAIR_ACCESS_TOKEN_JWKS_URL" flag:"access-token-jwks-url" usage:"JWKS URL of the queue service (instead of TICKETFAIR_ACCESS_TOKEN_KEYS)"`
 	HoldTTL              time.Duration `env:"TICKETFAIR_HOLD_TTL" flag:"hold-ttl" default:"5m" usage:"how long held seats stay reserved"`

@@ -61,6 +61,7 @@ type Identity struct {
 	IdentityJWKSURL    string `env:"TICKETFAIR_IDENTITY_JWKS_URL" flag:"identity-jwks-url" usage:"JWKS URL of the identity provider (instead of the HMAC secret)"`
 	IdentityIssuer     string `env:"TICKETFAIR_IDENTITY_ISSUER" flag:"identity-issuer" default:"ticketfair-identity" usage:"required iss of identity tokens"`
 	IdentityAudience   string `env:"TICKETFAIR_IDENTITY_AUDIENCE" flag:"identity-audience" default:"ticketfair" usage:"required aud of identity tokens"`
+	TierClaim          string `env:"TICKETFAIR_IDENTITY_TIER_CLAIM" flag:"identity-tier-claim" default:"tier" usage:"claim of identity tokens read as the customer's tier (e.g. member), for presale phases"`
 }
 
 // AccessTokens holds the keys that sign access tokens (queue) and the JWKS

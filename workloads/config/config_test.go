@@ -109,7 +109,7 @@ func TestRenderLiveAndField(t *testing.T) {
 	}
 	want := map[string]bool{"TICKETFAIR_MAX_ACTIVE": true, "TICKETFAIR_ADMIT_RATE": true, "TICKETFAIR_TICK_INTERVAL": true,
 		"TICKETFAIR_TOKEN_TTL": true, "TICKETFAIR_CLAIM_TIMEOUT": true, "TICKETFAIR_SELECTION_WINDOW": true, "TICKETFAIR_PRE_QUEUE": true, "TICKETFAIR_PAUSED": true,
-		"TICKETFAIR_SALES_OPEN_AT": true}
+		"TICKETFAIR_SALES_OPEN_AT": true, "TICKETFAIR_PHASES": true}
 	if !reflect.DeepEqual(live, want) {
 		t.Fatalf("live = %v, want %v", live, want)
 	}

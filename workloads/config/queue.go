@@ -11,8 +11,15 @@ type Queue struct {
 	Identity
 	AccessTokens
 	Admission
+	RateLimits
+	ProofOfWork
 
 	SalesOpenAt string `env:"TICKETFAIR_SALES_OPEN_AT" flag:"sales-open-at" live:"true" usage:"RFC 3339 time when sales open; joins before it form the pre-queue"`
+	// Phases are the sale's phases (a JSON list of Phase); empty: one
+	// phase, the general sale at SalesOpenAt, with one queue.
+	Phases string `env:"TICKETFAIR_PHASES" flag:"phases" live:"true" usage:"the sale's phases as JSON: [{name, opensAt, queues: [{name, weight, tiers, accessCode}]}] (empty: one general queue opening at sales-open-at)"`
+	// AccessCodeKey signs and checks the event's access codes.
+	AccessCodeKey string `env:"TICKETFAIR_ACCESS_CODE_KEY" flag:"access-code-key" secret:"true" usage:"base64 key of the event's access codes (empty: codes are refused)"`
 	// JoinBatch coalesces the joins arriving at one pod at the same moment
 	// into one script call.
 	JoinBatch int `env:"TICKETFAIR_JOIN_BATCH" flag:"join-batch" default:"256" usage:"most concurrent joins coalesced into one Redis script call (1: one call per join)"`

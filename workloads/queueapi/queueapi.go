@@ -41,6 +41,11 @@ type Place struct {
 	SalesOpenAt          *time.Time `json:"salesOpenAt,omitempty"` // before opening: for the countdown
 	AccessToken          string     `json:"accessToken,omitempty"`
 	AccessTokenExpiresAt *time.Time `json:"accessTokenExpiresAt,omitempty"`
+	// Queue is the queue the place is in; Phase the sale phase that opens
+	// it (empty for a sale without phases). Position, Ahead and the wait
+	// are within the queue; SalesOpen and SalesOpenAt are the queue's.
+	Queue string `json:"queue,omitempty"`
+	Phase string `json:"phase,omitempty"`
 }
 
 // Left is the answer of leaving the queue.
@@ -71,6 +76,28 @@ type State struct {
 	// number ahead of a place is interpolated between them. None before
 	// opening, when no rank exists yet.
 	Samples [][2]int64 `json:"samples"`
+	// Phase is the latest phase opened (empty before the first, or for a
+	// sale without phases), Queues the figures of each queue of a sale
+	// with phases: a place compares with its own queue's watermark and
+	// samples.
+	Phase  string       `json:"phase,omitempty"`
+	Queues []QueueState `json:"queues,omitempty"`
+}
+
+// QueueState is one queue's part of the public state.
+type QueueState struct {
+	Name    string     `json:"name"`
+	Phase   string     `json:"phase"` // the phase that opens the queue
+	Weight  int        `json:"weight"`
+	Open    bool       `json:"open"`
+	OpensAt *time.Time `json:"opensAt,omitempty"`
+	// Watermark, Waiting, AdmissionRate and Samples are State's, for
+	// this queue alone; Admitted is its admissions so far.
+	Watermark     int64      `json:"watermark"`
+	Waiting       int64      `json:"waiting"`
+	Admitted      int64      `json:"admitted"`
+	AdmissionRate float64    `json:"admissionRate"`
+	Samples       [][2]int64 `json:"samples"`
 }
 
 // Ahead is the waiting page's estimate of the people ahead of place: place

@@ -18,4 +18,16 @@ type Stats struct {
 	Paused        bool      `json:"paused"`
 	SoldOut       bool      `json:"soldOut"`
 	UpdatedAt     time.Time `json:"updatedAt"`
+	// Phase is the latest phase opened and Queues each queue's figures,
+	// for a sale with phases.
+	Phase  string       `json:"phase,omitempty"`
+	Queues []QueueStats `json:"queues,omitempty"`
+}
+
+// QueueStats is one queue's figures.
+type QueueStats struct {
+	Name     string `json:"name"`
+	Weight   int    `json:"weight"`
+	Waiting  int64  `json:"waiting"`
+	Admitted int64  `json:"admitted"`
 }

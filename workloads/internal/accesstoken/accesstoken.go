@@ -21,6 +21,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/ticketfair/ticketfair/workloads/internal/claimtext"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 )
 
@@ -43,6 +44,18 @@ type Claims struct {
 
 // Customer returns the customer id (the subject).
 func (c *Claims) Customer() string { return c.Subject }
+
+// UnmarshalJSON refuses claims with invalid UTF-8 or an unpaired surrogate
+// escape anywhere: encoding/json would turn them into U+FFFD, merging
+// distinct subjects or sessions. The queue signs with encoding/json, which
+// never writes either.
+func (c *Claims) UnmarshalJSON(b []byte) error {
+	if !claimtext.Valid(b) {
+		return claimtext.ErrInvalid
+	}
+	type plain Claims // without this method
+	return json.Unmarshal(b, (*plain)(c))
+}
 
 // Key is one signing key.
 type Key struct {

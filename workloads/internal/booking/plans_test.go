@@ -269,7 +269,7 @@ func TestFunctionsReadSeatsByKey(t *testing.T) {
 			}
 		}
 		total, _ := ParseCents(h.Amount)
-		if err := explained(what, confirmSQL, testEvent, h.OrderID, "k-"+what, "p-"+what, amount(total).String(), "EUR", 4); err != nil {
+		if err := explained(what, confirmSQL, testEvent, h.OrderID, "k-"+what, "p-"+what, amount(total).String(), "EUR", 4, "card-"+what); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
+	"github.com/ticketfair/ticketfair/workloads/internal/ratelimit"
 	"github.com/ticketfair/ticketfair/workloads/internal/retry"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 	"github.com/ticketfair/ticketfair/workloads/openapi"
@@ -52,8 +53,10 @@ type service struct {
 	// stripeSecrets verify the Stripe-shaped webhook (stripe.go).
 	stripeSecrets []string
 	metrics       *metrics
-	seatMap       *seatCache
-	migrated      atomic.Bool
+	// limits refuses floods of holds (nil: no limits).
+	limits   *ratelimit.Policy
+	seatMap  *seatCache
+	migrated atomic.Bool
 
 	bg    sync.WaitGroup  // session releases in flight
 	bgCtx context.Context // theirs: cancelled once Run has waited for them
@@ -113,6 +116,7 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 		metrics: newMetrics(pool),
 	}
 	s.seatMap = &seatCache{store: s.store, maxAge: cfg.SeatMapRefresh}
+	s.limits = &ratelimit.Policy{L: ratelimit.New(rdb, zone.Prefix(cfg.EventID)), Cfg: cfg.RateLimits}
 	for _, sec := range strings.Split(cfg.WebhookSecrets, ",") {
 		if sec = strings.TrimSpace(sec); sec != "" {
 			s.secrets = append(s.secrets, sec)
@@ -134,6 +138,11 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 	var stopReleases context.CancelFunc
 	s.bgCtx, stopReleases = context.WithCancel(context.WithoutCancel(ctx))
 	defer s.waitReleases(5*time.Second, stopReleases)
+	// The limiter outlives the server's graceful shutdown: requests in
+	// flight get their answers.
+	lctx, lcancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer lcancel()
+	go s.limits.L.Run(lctx)
 
 	return httpapi.Run(ctx, httpapi.Server{Addr: cfg.HTTPAddr, Handler: s.routes(),
 		Drain: cfg.DrainDelay, Grace: cfg.ShutdownGrace, Ready: ready},
@@ -147,7 +156,7 @@ func (s *service) routes() *httpapi.Mux {
 		mux.Handle(pattern, httpapi.Observe(s.metrics.reqDuration, prometheus.Labels{"route": pattern}, s.handle(h)))
 	}
 	handle("GET /events/{eventId}/seats", s.seats)
-	handle("POST /events/{eventId}/holds", s.hold)
+	handle("POST /events/{eventId}/holds", s.holdLimited(s.hold))
 	handle("DELETE /events/{eventId}/holds/{orderId}", s.release)
 	handle("POST /payments/webhook", s.webhook)
 	handle("POST "+StripeWebhookPath, s.stripeWebhook)
@@ -360,6 +369,19 @@ func checkPayment(paymentID string, amt *amount, currency string) error {
 	return nil
 }
 
+// maxCardFingerprintLen bounds a card fingerprint (Stripe's have 16
+// characters).
+const maxCardFingerprintLen = 64
+
+// checkCard accepts a payment's card fingerprint: none, or a short
+// identifier of letters, digits, _ and -.
+func checkCard(fp string) error {
+	if len(fp) > maxCardFingerprintLen || strings.Trim(fp, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
+		return badRequest("bad_card_fingerprint", "cardFingerprint must be at most %d letters, digits, _ or -", maxCardFingerprintLen)
+	}
+	return nil
+}
+
 func isCurrencyCode(s string) bool {
 	return len(s) == 3 && strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == ""
 }
@@ -437,6 +459,8 @@ type webhookEvent struct {
 	Amount    *amount `json:"amount"`
 	Currency  string  `json:"currency"`
 	Status    string  `json:"status"`
+	// CardFingerprint identifies the card that paid, across customers.
+	CardFingerprint string `json:"cardFingerprint"`
 }
 
 // webhook verifies the provider's signature over the raw body before
@@ -463,8 +487,11 @@ func (s *service) webhook(w http.ResponseWriter, r *http.Request) error {
 		if err := checkPayment(ev.PaymentID, ev.Amount, ev.Currency); err != nil {
 			return err
 		}
+		if err := checkCard(ev.CardFingerprint); err != nil {
+			return err
+		}
 		o, err := s.settle(r.Context(), Payment{OrderID: ev.OrderID, IdempotencyKey: ev.PaymentID,
-			PaymentID: ev.PaymentID, Amount: Cents(*ev.Amount), Currency: ev.Currency})
+			PaymentID: ev.PaymentID, Amount: Cents(*ev.Amount), Currency: ev.Currency, CardFingerprint: ev.CardFingerprint})
 		if err != nil {
 			return err
 		}

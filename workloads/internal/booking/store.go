@@ -35,6 +35,10 @@ const (
 	// ReasonSeatLimit: selling the order's seats would leave the customer
 	// above the per-customer limit (a late payment after newer holds).
 	ReasonSeatLimit = "seat_limit"
+	// ReasonCardLimit: selling the order's seats would leave the paying
+	// card above the per-customer limit, counting every customer's paid
+	// orders with the card.
+	ReasonCardLimit = "card_limit"
 	// ReasonOrderSettled: a second payment for an order another payment
 	// already settled.
 	ReasonOrderSettled = "order_settled"
@@ -342,6 +346,9 @@ type Payment struct {
 	PaymentID      string
 	Amount         Cents
 	Currency       string
+	// CardFingerprint identifies the card across customers ("" when the
+	// provider sent none): the seat limit holds per card too.
+	CardFingerprint string
 }
 
 // ConfirmResult tells whether this call settled the order (Fresh) or
@@ -360,7 +367,8 @@ type RefundedPayment struct {
 	RequestedAt time.Time `json:"requestedAt"`
 }
 
-// confirmSQL is a payment: one call of confirm_payment (migration 00010),
+// confirmSQL is a payment: one call of confirm_payment (migrations 00010
+// and 00011, which added the card),
 // which reads, decides and writes the outcome with its outbox row, raising
 // confirmRefusedCode when it refuses the payment. An order's payment and
 // refund reason read as empty strings while unset, as in orderColumns.
@@ -368,7 +376,7 @@ const confirmSQL = `
 SELECT r_fresh, r_event, r_customer, r_session, r_status, r_amount, r_currency, r_expires, r_created,
        coalesce(r_payment, ''), r_settled, coalesce(r_reason, ''), r_seats,
        r_extra_payment, r_extra_amount, r_extra_currency, r_extra_reason, r_extra_at
-  FROM confirm_payment($1, $2, $3, $4, $5::numeric, $6, $7)`
+  FROM confirm_payment($1, $2, $3, $4, $5::numeric, $6, $7, nullif($8::text, ''))`
 
 // confirmRefusedCode is the SQLSTATE of confirm_payment's refusals.
 const confirmRefusedCode = "TFC01"
@@ -388,8 +396,10 @@ const confirmRefusedCode = "TFC01"
 // checkout finishing late, a card retried after a failed attempt) buys the
 // seats if each is still held by the order or AVAILABLE again and the
 // customer stays within the limit, counting their other SOLD and live
-// HELD seats. Otherwise it is refunded (seat_taken, seat_limit,
-// amount_mismatch). A payment for an order already settled by another
+// HELD seats, and the payment's card within it too, counting the seats of
+// every paid order with the card, whoever the customer (under the card's
+// lock, taken after the customer's). Otherwise it is refunded (seat_taken,
+// seat_limit, card_limit, amount_mismatch). A payment for an order already settled by another
 // payment buys nothing: it is recorded in extra_payment and refunded
 // (order_settled), once per payment id.
 //
@@ -421,7 +431,7 @@ func (s *Store) confirmOnce(ctx context.Context, p Payment) (*ConfirmResult, err
 		extraAt                *time.Time
 	)
 	err := s.pool.QueryRow(ctx, confirmSQL, s.eventID, p.OrderID, p.IdempotencyKey, p.PaymentID, p.Amount.String(),
-		p.Currency, s.maxSeats).Scan(&fresh, &o.EventID, &o.customerID, &o.sessionID, &o.Status, &o.Amount, &o.Currency,
+		p.Currency, s.maxSeats, p.CardFingerprint).Scan(&fresh, &o.EventID, &o.customerID, &o.sessionID, &o.Status, &o.Amount, &o.Currency,
 		&o.ExpiresAt, &o.CreatedAt, &o.PaymentID, &o.SettledAt, &o.RefundReason, &o.Seats,
 		&extraPayment, &extraAmt, &extraCurr, &extraReason, &extraAt)
 	if err != nil {

@@ -22,7 +22,8 @@ import (
 // id travels in the Checkout Session's (and its charge's) metadata.
 //
 //   - checkout.session.completed / async_payment_succeeded, paid: confirm,
-//     idempotency key = the PaymentIntent (else the session) id;
+//     idempotency key = the PaymentIntent (else the session) id, card =
+//     the fingerprint of the intent's latest charge when expanded;
 //   - checkout.session.expired / async_payment_failed: release the hold;
 //   - charge.refunded: acknowledged and counted by the order's status
 //     (REFUND_REQUIRED: the refund booking asked for is done; PAID: refunded
@@ -137,7 +138,24 @@ func (s *service) stripeCheckout(ctx context.Context, typ stripe.EventType, cs *
 	if err := checkPayment(paymentID, &amt, cur); err != nil {
 		return nil, err
 	}
-	return s.settle(ctx, Payment{OrderID: orderID, IdempotencyKey: paymentID, PaymentID: paymentID, Amount: Cents(amt), Currency: cur})
+	card := stripeCard(cs)
+	if err := checkCard(card); err != nil {
+		return nil, err
+	}
+	return s.settle(ctx, Payment{OrderID: orderID, IdempotencyKey: paymentID, PaymentID: paymentID, Amount: Cents(amt), Currency: cur,
+		CardFingerprint: card})
+}
+
+// stripeCard is the fingerprint of the card that paid the session:
+// payment_intent.latest_charge.payment_method_details.card.fingerprint,
+// present when the session's payment intent and its charge are expanded;
+// "" otherwise (the payment is then limited per customer only).
+func stripeCard(cs *stripe.CheckoutSession) string {
+	if pi := cs.PaymentIntent; pi != nil && pi.LatestCharge != nil && pi.LatestCharge.PaymentMethodDetails != nil &&
+		pi.LatestCharge.PaymentMethodDetails.Card != nil {
+		return pi.LatestCharge.PaymentMethodDetails.Card.Fingerprint
+	}
+	return ""
 }
 
 // stripeRefunded records a refund Stripe made for an order.

@@ -111,7 +111,7 @@ func (s *sale) audit(ctx context.Context, res *loadtest.Result, before, after ma
 	earlier := append([][]string(nil), s.faults.admitLogs...)
 	s.faults.mu.Unlock()
 	rep, err := Audit(ctx, AuditConfig{DatabaseURL: s.db, Redis: s.redisConfig(), EventID: s.o.EventID, MaxActive: s.o.MaxActive,
-		EarlierAdmitLogs: earlier}, res)
+		EarlierAdmitLogs: earlier, SalesOpenAt: s.open}, res)
 	if err != nil {
 		return nil, err
 	}
@@ -139,9 +139,38 @@ type AuditConfig struct {
 	EventID     int64
 	// MaxActive is the highest admission.maxActive the sale ran with.
 	MaxActive int
+	// MaxSeatsPerCustomer is booking's seat limit, per customer and per
+	// card; 0 is booking's default.
+	MaxSeatsPerCustomer int
 	// EarlierAdmitLogs are the admit logs of the queue's earlier Redis
 	// lifetimes (a restart without persistence starts the log afresh).
 	EarlierAdmitLogs [][]string
+	// SalesOpenAt, when set, times the sale's tail from the ledger
+	// (Report.SellOut).
+	SalesOpenAt time.Time
+}
+
+// auditCards checks by SQL that no card bought more than the seat limit
+// per customer (booking's default unless cfg says), over every customer's
+// paid orders: "" when none did, else the problem.
+func auditCards(ctx context.Context, conn *pgx.Conn, cfg AuditConfig) (string, error) {
+	limit := cfg.MaxSeatsPerCustomer
+	if limit == 0 {
+		var b config.Booking
+		if err := config.LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, &b); err != nil {
+			return "", err
+		}
+		limit = b.MaxSeatsPerCustomer
+	}
+	var cards, worst int64
+	err := conn.QueryRow(ctx, `SELECT count(*), coalesce(max(n), 0) FROM (
+		SELECT count(*) AS n FROM ticket_order t JOIN order_seat os ON os.order_id = t.id
+		 WHERE t.event_id = $1 AND t.status = 'PAID' AND t.card_fingerprint IS NOT NULL
+		 GROUP BY t.card_fingerprint HAVING count(*) > $2) c`, cfg.EventID, limit).Scan(&cards, &worst)
+	if err != nil || cards == 0 {
+		return "", err
+	}
+	return fmt.Sprintf("%d cards bought more than the limit of %d seats (one bought %d)", cards, limit, worst), nil
 }
 
 // Audit checks a finished sale from its records and the crowd's result:
@@ -187,11 +216,29 @@ done:
 	if res.SoldOutAt > 0 {
 		rep.TimeToSellOutSeconds = res.SoldOutAt.Seconds()
 	}
+	if !cfg.SalesOpenAt.IsZero() {
+		sold, err := querySoldSeats(context.WithoutCancel(ctx), conn, cfg.EventID, cfg.SalesOpenAt)
+		if err != nil {
+			return nil, err
+		}
+		tail := sellOutOf(sold, int(l.Seats))
+		rep.SellOut = &tail
+	}
 	if err := auditFairness(context.WithoutCancel(ctx), cfg, rep); err != nil {
 		rep.Problems = append(rep.Problems, "fairness audit: "+err.Error())
 	}
 	if rep.PaidWebhooks, err = auditPaidOrders(context.WithoutCancel(ctx), conn, res.PaidOrders); err != nil {
 		rep.Problems = append(rep.Problems, "paid orders audit: "+err.Error())
+	}
+	if res.Bots != nil {
+		if rep.Bots, err = auditBots(context.WithoutCancel(ctx), conn, cfg, res.Bots); err != nil {
+			rep.Problems = append(rep.Problems, "bots audit: "+err.Error())
+		}
+	}
+	if problem, err := auditCards(context.WithoutCancel(ctx), conn, cfg); err != nil {
+		rep.Problems = append(rep.Problems, "card limit audit: "+err.Error())
+	} else if problem != "" {
+		rep.Problems = append(rep.Problems, problem)
 	}
 	rep.check()
 	return rep, nil

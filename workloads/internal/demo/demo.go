@@ -70,6 +70,14 @@ type Options struct {
 	// one's base URL (its /metrics included); the function it returns is
 	// called after the report, while they still run.
 	Observe func(ctx context.Context, urls map[string]string) func()
+	// Bots adds this many scripted scalper accounts to the crowd, from one
+	// client network (loadtest.Bots); the sale then asks joins for a proof
+	// of work (PowDifficulty, default botsPowDifficulty) whose difficulty
+	// rises for a network that joins a lot.
+	Bots int
+	// PowDifficulty asks every join for a proof of work of this many bits
+	// (0: none unless there are bots).
+	PowDifficulty int
 }
 
 // DefaultOptions finish in about two minutes on a 2-core machine.
@@ -383,6 +391,7 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 	// picks seats within a second of its claim.
 	q.ClaimTimeout = 20 * time.Second
 	q.SelectionWindow = 30 * time.Second
+	s.botProtection(&q)
 	s.queue = q
 
 	var r config.Relay
@@ -487,6 +496,7 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 		EventID:  s.o.EventID, IdentitySecret: s.identitySecret, IdentityIssuer: identityIssuer, IdentityAudience: identityAudience,
 		WebhookSecret: s.webhookSecret, SalesOpenAt: s.open, Profile: profile, Seed: s.o.Seed,
 		Progress: progress.update, Deadline: s.o.Deadline,
+		Networks: crowdNetworks(profile.Customers), Bots: loadtest.Bots{Count: s.o.Bots},
 	}
 	waitFaults := s.startFaults(ctx, &cfg)
 	res, runErr := loadtest.Run(ctx, cfg)

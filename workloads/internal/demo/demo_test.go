@@ -46,6 +46,13 @@ func TestShortSale(t *testing.T) {
 	if rep.DoubleSold.Total() != 0 {
 		t.Fatalf("double sold: %+v", rep.DoubleSold)
 	}
+	// The tail, from the ledger: a sold-out sale reached 98% first, and
+	// the seats after the mark are the rest.
+	if so := rep.SellOut; so == nil || rep.SeatsSold == int64(rep.Seats) &&
+		(so.Seats98Seconds <= 0 || so.Seats98Seconds > so.Seats100Seconds || so.TailSeats != rep.Seats-tailMark(rep.Seats) ||
+			so.TailFromExpired+so.TailFromReleased > so.TailSeats) {
+		t.Errorf("sell-out tail %+v, %d of %d seats sold", rep.SellOut, rep.SeatsSold, rep.Seats)
+	}
 	if rep.Fairness.PostOpenAdmitted == 0 || rep.Fairness.PostOpenInversions != 0 || rep.Fairness.AdmittedTwice != 0 {
 		t.Fatalf("fairness: %+v", rep.Fairness)
 	}
@@ -93,7 +100,7 @@ func TestShortSale(t *testing.T) {
 	for key, kind := range map[string]string{
 		"seatsSold": "number", "ordersPaid": "number", "ticketsIssued": "number", "doubleSold": "object",
 		"fairness": "object", "crowd": "object", "endpoints": "array", "redisCommands": "object",
-		"peakMemoryBytes": "object", "durationSeconds": "number", "timeToSellOutSeconds": "number", "whereCPU": "object",
+		"peakMemoryBytes": "object", "durationSeconds": "number", "timeToSellOutSeconds": "number", "sellOut": "object", "whereCPU": "object",
 	} {
 		v, ok := doc[key]
 		if !ok {

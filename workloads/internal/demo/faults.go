@@ -147,14 +147,15 @@ type balancer struct {
 
 func (b *balancer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	replicas := b.groups[addr]
+	dial := loadtest.SourceDialer(&b.d) // from the crowd's client network
 	if len(replicas) == 0 {
-		return b.d.DialContext(ctx, network, addr)
+		return dial(ctx, network, addr)
 	}
 	start := b.n.Add(1)
 	var err error
 	for i := range replicas {
 		var c net.Conn
-		if c, err = b.d.DialContext(ctx, network, replicas[(int(start)+i)%len(replicas)]); err == nil {
+		if c, err = dial(ctx, network, replicas[(int(start)+i)%len(replicas)]); err == nil {
 			return c, nil
 		}
 		if ctx.Err() != nil {

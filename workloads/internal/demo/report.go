@@ -58,6 +58,9 @@ type Report struct {
 	TimeToSellOutSeconds     float64          `json:"timeToSellOutSeconds"`
 	DurationSeconds          float64          `json:"durationSeconds"`
 	PeakMemoryBytes          map[string]int64 `json:"peakMemoryBytes"`
+	// SellOut is when 98% and all of the seats were paid for, from the
+	// ledger, and where the last 2% came from (with AuditConfig.SalesOpenAt).
+	SellOut *SellOut `json:"sellOut,omitempty"`
 	// CPUSeconds is each process's CPU time over the sale (a local sale's).
 	CPUSeconds map[string]float64 `json:"cpuSeconds,omitempty"`
 	// ServerLatency is the latency the services measured themselves (a
@@ -70,6 +73,8 @@ type Report struct {
 	BookingPool *PoolWait `json:"bookingPool,omitempty"`
 	// CPU is where the CPU went, with Options.CPUProfiles.
 	CPU *WhereCPU `json:"whereCPU,omitempty"`
+	// Bots compares the bots with the people (--bots).
+	Bots *BotShares `json:"bots,omitempty"`
 
 	Problems []string `json:"problems"`
 }
@@ -177,6 +182,7 @@ func (r *Report) check() {
 	if r.Crowd.RejoinFailed != 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("%d customers who lost their place could not join again", r.Crowd.RejoinFailed))
 	}
+	r.Bots.check(r)
 }
 
 // Print writes the report as a person reads it.
@@ -196,8 +202,10 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(tw, "FIFO after opening\t%d admitted, %d out of order\n", r.Fairness.PostOpenAdmitted, r.Fairness.PostOpenInversions)
 	fmt.Fprintf(tw, "pre-queue shuffle\t%d admitted, rank correlation with arrival %.3f\n", r.Fairness.PreQueueAdmitted, r.Fairness.PreQueueSpearman)
+	printQueues(tw, r.Fairness.Queues)
 	fmt.Fprintf(tw, "max active (sampled)\t%d\n", r.Crowd.MaxActiveSample)
 	fmt.Fprintf(tw, "time to sell out\t%.1fs after opening\n", r.TimeToSellOutSeconds)
+	printSellOut(tw, r.SellOut)
 	if r.RedisCommands != nil { // measured by a local sale only
 		fmt.Fprintf(tw, "redis per join/poll\t%.3f script calls, %.3f commands (all services, counting those inside scripts)\n", r.RedisScriptsPerJoinPoll, r.RedisCommandsPerJoinPoll)
 		fmt.Fprintf(tw, "waiting, per person-minute\t%.3f origin requests (%d state fills, %d per-person polls), %.2f crowd requests through the cache (besides %d state reads from the CDN edge's copy), %.2f Redis commands; %.0f person-minutes\n",
@@ -209,6 +217,7 @@ func (r *Report) Print(w io.Writer) {
 		r.Crowd.HoldsOK, r.Crowd.HoldConflicts, r.Crowd.HoldsAbandoned, r.Crowd.PaymentsSent, r.Crowd.WebhooksTwice)
 	fmt.Fprintf(tw, "tickets seen by buyers\t%d of %d seats paid for (in the profile's ticketpollfor after paying)\n",
 		r.Crowd.TicketsSeen, r.Crowd.SeatsPaidFor)
+	printBots(tw, r.Bots)
 	names := make([]string, 0, len(r.PeakMemoryBytes))
 	for n := range r.PeakMemoryBytes {
 		names = append(names, n)

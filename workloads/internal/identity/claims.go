@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/claimtext"
 )
 
 // decodeClaims reads the claims of the common identity token without
@@ -14,39 +16,40 @@ import (
 // one of the five, a key that only matches one of them case-insensitively,
 // as encoding/json would take it) returns ok false, and the caller decodes
 // with encoding/json. When ok, c is what encoding/json would have decoded
-// (FuzzDecodeClaims checks it).
-func decodeClaims(raw []byte) (c hsClaims, ok bool) {
+// (FuzzDecodeClaims checks it). The claim named tierClaim (when not "")
+// must be such a string too; tier is its value, "" when absent.
+func decodeClaims(raw []byte, tierClaim string) (c hsClaims, tier string, ok bool) {
 	d := claimsDecoder{s: raw}
 	if !d.byte('{') {
-		return c, false
+		return c, "", false
 	}
 	if d.byte('}') {
-		return c, d.end()
+		return c, "", d.end()
 	}
 	for {
 		key, ok := d.str()
 		if !ok || !asciiKey(key) || !d.byte(':') {
-			return c, false
+			return c, "", false
 		}
 		d.space()
 		switch string(key) {
 		case "iss", "sub", "aud":
 			v, ok := d.str()
 			if !ok || !utf8.Valid(v) {
-				return c, false
+				return c, "", false
 			}
 			switch string(key) {
 			case "iss":
 				c.Issuer = string(v)
 			case "sub":
-				c.Subject = string(v)
+				c.Subject = claimtext.String(v)
 			default:
 				c.Audience = audiences{string(v)}
 			}
 		case "exp", "nbf":
 			n, ok := d.integer()
 			if !ok {
-				return c, false
+				return c, "", false
 			}
 			t := numericDate(n)
 			if string(key) == "exp" {
@@ -55,15 +58,21 @@ func decodeClaims(raw []byte) (c hsClaims, ok bool) {
 				c.NotBefore = &t
 			}
 		default:
-			if foldsToClaim(key) || !d.scalar() {
-				return c, false
+			if tierClaim != "" && string(key) == tierClaim {
+				v, ok := d.str()
+				if !ok || !utf8.Valid(v) {
+					return c, "", false
+				}
+				tier = string(v)
+			} else if foldsToClaim(key) || !d.scalar() {
+				return c, "", false
 			}
 		}
 		if d.byte('}') {
-			return c, d.end()
+			return c, tier, d.end()
 		}
 		if !d.byte(',') {
-			return c, false
+			return c, "", false
 		}
 	}
 }

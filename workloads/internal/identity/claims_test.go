@@ -42,7 +42,7 @@ func FuzzDecodeClaims(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		c, ok := decodeClaims(raw)
+		c, _, ok := decodeClaims(raw, "")
 		if !ok {
 			return
 		}
@@ -63,7 +63,7 @@ func TestDecodeClaimsTakesTheCommonTokens(t *testing.T) {
 	tok, _ := SignHS256("s3cret", "idp", "ticketfair", "cust-42", time.Hour)
 	payload, _ := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[1])
 	for _, raw := range append([]string{string(payload)}, claimsSeeds[:5]...) {
-		c, ok := decodeClaims([]byte(raw))
+		c, _, ok := decodeClaims([]byte(raw), "")
 		if !ok {
 			t.Errorf("%s: left to encoding/json", raw)
 			continue
@@ -73,11 +73,11 @@ func TestDecodeClaimsTakesTheCommonTokens(t *testing.T) {
 			t.Errorf("%s: %+v, encoding/json %+v (%v)", raw, c, want, err)
 		}
 	}
-	if c, _ := decodeClaims(payload); c.Subject != "cust-42" || c.ExpiresAt == nil || c.Issuer != "idp" || len(c.Audience) != 1 {
+	if c, _, _ := decodeClaims(payload, "tier"); c.Subject != "cust-42" || c.ExpiresAt == nil || c.Issuer != "idp" || len(c.Audience) != 1 {
 		t.Errorf("SignHS256's claims read as %+v", c)
 	}
 	for _, raw := range claimsSeeds[5:] {
-		if _, ok := decodeClaims([]byte(raw)); ok {
+		if _, _, ok := decodeClaims([]byte(raw), ""); ok {
 			t.Errorf("%s: read by the short decode, want encoding/json", raw)
 		}
 	}

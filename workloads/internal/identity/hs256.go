@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/claimtext"
 )
 
 // hs256Header is the base64url of {"alg":"HS256","typ":"JWT"}, the header
@@ -24,15 +27,16 @@ const hs256Header = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
 // the claims): on the queue's join and poll it was half the handler's CPU.
 // It applies the same rules as the Verifier's parser: the signature over
 // header.claims, exp required, exp and nbf with the leeway, the issuer,
-// the audience (a string or an array). A token with any other header is
-// left to the parser, which knows every other case.
+// the audience (a string or an array), strictly valid text in the subject
+// and the tier. A token with any other header is left to the parser, which
+// knows every other case.
 type hs256Verifier struct {
-	macs             *macPool
-	issuer, audience string
+	macs                        *macPool
+	issuer, audience, tierClaim string
 }
 
-func newHS256Verifier(secret []byte, issuer, audience string) *hs256Verifier {
-	v := &hs256Verifier{issuer: issuer, audience: audience}
+func newHS256Verifier(secret []byte, issuer, audience, tierClaim string) *hs256Verifier {
+	v := &hs256Verifier{issuer: issuer, audience: audience, tierClaim: tierClaim}
 	v.macs = newMACPool(secret)
 	return v
 }
@@ -59,13 +63,13 @@ func (m *macPool) sum(data []byte) (out [sha256.Size]byte) {
 	return out
 }
 
-// hsClaims are the claims the identity check reads.
+// hsClaims are the claims the identity check reads besides the tier.
 type hsClaims struct {
-	Issuer    string       `json:"iss"`
-	Subject   string       `json:"sub"`
-	Audience  audiences    `json:"aud"`
-	ExpiresAt *numericDate `json:"exp"`
-	NotBefore *numericDate `json:"nbf"`
+	Issuer    string           `json:"iss"`
+	Subject   claimtext.String `json:"sub"`
+	Audience  audiences        `json:"aud"`
+	ExpiresAt *numericDate     `json:"exp"`
+	NotBefore *numericDate     `json:"nbf"`
 }
 
 // numericDate is seconds since the epoch, a JSON number or a string
@@ -114,64 +118,72 @@ func (a *audiences) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*[]string)(a))
 }
 
-// verify returns the subject of tok at now. ok is false when tok does not
+// verify returns the identity of tok at now. ok is false when tok does not
 // have the standard header (or v is nil): the caller then parses it in
 // full. With ok, err says why the token is refused.
-func (v *hs256Verifier) verify(tok string, now time.Time) (sub string, ok bool, err error) {
+func (v *hs256Verifier) verify(tok string, now time.Time) (id Identity, ok bool, err error) {
 	if v == nil {
-		return "", false, nil
+		return Identity{}, false, nil
 	}
 	head, rest, found := strings.Cut(tok, ".")
 	if !found || head != hs256Header {
-		return "", false, nil
+		return Identity{}, false, nil
 	}
 	payload, sig, found := strings.Cut(rest, ".")
 	if !found || strings.IndexByte(sig, '.') >= 0 {
-		return "", true, errors.New("token is malformed")
+		return Identity{}, true, errors.New("token is malformed")
 	}
 	var got [sha256.Size]byte
 	if len(sig) != b64.EncodedLen(sha256.Size) {
-		return "", true, errors.New("signature is malformed")
+		return Identity{}, true, errors.New("signature is malformed")
 	}
 	if n, err := b64.Decode(got[:], []byte(sig)); err != nil || n != sha256.Size {
-		return "", true, errors.New("signature is malformed")
+		return Identity{}, true, errors.New("signature is malformed")
 	}
 	want := v.macs.sum([]byte(tok[:len(head)+1+len(payload)]))
 	if !hmac.Equal(got[:], want[:]) {
-		return "", true, errors.New("signature is invalid")
+		return Identity{}, true, errors.New("signature is invalid")
 	}
 	raw, err := b64.DecodeString(payload)
 	if err != nil {
-		return "", true, errors.New("claims are malformed")
+		return Identity{}, true, errors.New("claims are malformed")
 	}
-	c, fast := decodeClaims(raw)
+	c, tier, fast := decodeClaims(raw, v.tierClaim)
 	if !fast {
+		// encoding/json would turn invalid UTF-8 into U+FFFD: refused here,
+		// unpaired surrogate escapes by claimtext.String.
+		if !utf8.Valid(raw) {
+			return Identity{}, true, claimtext.ErrInvalid
+		}
 		c = hsClaims{}
 		if err := json.Unmarshal(raw, &c); err != nil {
-			return "", true, errors.New("claims are malformed")
+			return Identity{}, true, errors.New("claims are malformed")
+		}
+		if tier, err = readTier(raw, v.tierClaim); err != nil {
+			return Identity{}, true, err
 		}
 	}
 	if c.ExpiresAt == nil {
-		return "", true, errors.New("token has no exp")
+		return Identity{}, true, errors.New("token has no exp")
 	}
 	exp, valid := c.ExpiresAt.time()
 	if !valid || !now.Before(exp.Add(leeway)) {
-		return "", true, errors.New("token is expired")
+		return Identity{}, true, errors.New("token is expired")
 	}
 	if c.NotBefore != nil {
 		if nbf, valid := c.NotBefore.time(); !valid || now.Before(nbf.Add(-leeway)) {
-			return "", true, errors.New("token is not valid yet")
+			return Identity{}, true, errors.New("token is not valid yet")
 		}
 	}
 	if c.Issuer != v.issuer {
-		return "", true, errors.New("token has invalid issuer")
+		return Identity{}, true, errors.New("token has invalid issuer")
 	}
 	for _, a := range c.Audience {
 		if a == v.audience {
-			return c.Subject, true, nil
+			return Identity{Subject: string(c.Subject), Tier: tier}, true, nil
 		}
 	}
-	return "", true, errors.New("token has invalid audience")
+	return Identity{}, true, errors.New("token has invalid audience")
 }
 
 // HS256Signer issues HS256 identity tokens with one secret, issuer and

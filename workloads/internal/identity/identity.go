@@ -1,5 +1,7 @@
 // Package identity verifies customers' identity tokens: a JWT in
-// "Authorization: Bearer", whose sub is the customer id. The verification
+// "Authorization: Bearer", whose sub is the customer id and whose tier
+// claim (configurable, e.g. "member") may say which presale phases the
+// customer belongs to. The verification
 // key is an HS256 shared secret or public keys from the identity provider's
 // JWKS; issuer and audience are always checked. The customer id is never
 // taken from anything the client sends besides a verified token.
@@ -7,16 +9,20 @@ package identity
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/claimtext"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 )
 
@@ -30,7 +36,26 @@ type Verifier struct {
 	// hs256, with an HMAC secret: the short path for tokens with the
 	// standard header (hs256Verifier.verify); others go through parser.
 	hs256 *hs256Verifier
+	// tierClaim names the claim read as Identity.Tier.
+	tierClaim string
 }
+
+// Identity is what a verified identity token says about its customer.
+type Identity struct {
+	// Subject is the customer id: sub, valid UTF-8 without control
+	// characters, at most 256 bytes.
+	Subject string
+	// Tier is the tier claim's string value ("" when the claim is absent
+	// or null), valid UTF-8 without control characters, at most 64 bytes.
+	Tier string
+}
+
+// maxTierBytes bounds a tier: it names a presale group, not data.
+const maxTierBytes = 64
+
+// registeredClaims are the claims the verifier reads itself: none of them
+// can be the tier claim.
+var registeredClaims = []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
 
 // New builds a verifier from the configuration: the HMAC secret when set,
 // else the JWKS URL (fetched in the background and refreshed; ctx bounds it).
@@ -55,7 +80,10 @@ func New(ctx context.Context, cfg config.Identity) (*Verifier, error) {
 	if cfg.IdentityIssuer == "" || cfg.IdentityAudience == "" {
 		return nil, errors.New("identity: issuer and audience are required")
 	}
-	v := &Verifier{keyfunc: kf, parser: jwt.NewParser(
+	if slices.Contains(registeredClaims, cfg.TierClaim) {
+		return nil, fmt.Errorf("identity: tier claim %q is a registered claim", cfg.TierClaim)
+	}
+	v := &Verifier{keyfunc: kf, tierClaim: cfg.TierClaim, parser: jwt.NewParser(
 		jwt.WithValidMethods(methods),
 		jwt.WithIssuer(cfg.IdentityIssuer),
 		jwt.WithAudience(cfg.IdentityAudience),
@@ -63,7 +91,7 @@ func New(ctx context.Context, cfg config.Identity) (*Verifier, error) {
 		jwt.WithLeeway(leeway),
 	)}
 	if cfg.IdentityHMACSecret != "" {
-		v.hs256 = newHS256Verifier([]byte(cfg.IdentityHMACSecret), cfg.IdentityIssuer, cfg.IdentityAudience)
+		v.hs256 = newHS256Verifier([]byte(cfg.IdentityHMACSecret), cfg.IdentityIssuer, cfg.IdentityAudience, cfg.TierClaim)
 	}
 	return v, nil
 }
@@ -76,38 +104,101 @@ const MaxTokenBytes = 8 << 10
 
 // Customer verifies the bearer token of r and returns the customer id.
 func (v *Verifier) Customer(r *http.Request) (string, error) {
+	id, err := v.Identify(r)
+	return id.Subject, err
+}
+
+// Identify verifies the bearer token of r and returns its identity.
+func (v *Verifier) Identify(r *http.Request) (Identity, error) {
 	h := r.Header.Get("Authorization")
 	tok, ok := strings.CutPrefix(h, "Bearer ")
 	if !ok || tok == "" {
-		return "", fmt.Errorf("%w: missing bearer token", ErrUnauthenticated)
+		return Identity{}, fmt.Errorf("%w: missing bearer token", ErrUnauthenticated)
 	}
-	return v.Verify(strings.TrimSpace(tok))
+	return v.VerifyIdentity(strings.TrimSpace(tok))
 }
 
 // Verify checks a raw token and returns its subject.
 func (v *Verifier) Verify(tok string) (string, error) {
+	id, err := v.VerifyIdentity(tok)
+	return id.Subject, err
+}
+
+// VerifyIdentity checks a raw token and returns its identity.
+func (v *Verifier) VerifyIdentity(tok string) (Identity, error) {
 	if len(tok) > MaxTokenBytes {
-		return "", fmt.Errorf("%w: token too long", ErrUnauthenticated)
+		return Identity{}, fmt.Errorf("%w: token too long", ErrUnauthenticated)
 	}
-	var sub string
-	if c, ok, err := v.hs256.verify(tok, time.Now()); ok {
-		if err != nil {
-			return "", fmt.Errorf("%w: %v", ErrUnauthenticated, err)
-		}
-		sub = c
-	} else {
-		var c jwt.RegisteredClaims
-		if _, err := v.parser.ParseWithClaims(tok, &c, v.keyfunc); err != nil {
-			return "", fmt.Errorf("%w: %v", ErrUnauthenticated, err)
-		}
-		sub = c.Subject
+	id, ok, err := v.hs256.verify(tok, time.Now())
+	if !ok {
+		id, err = v.parse(tok)
+	}
+	if err != nil {
+		return Identity{}, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
 	// The subject becomes a key in Redis and PostgreSQL and a field in
 	// logs: NUL, invalid UTF-8 or control characters make it unusable.
-	if sub == "" || len(sub) > 256 || !httpapi.CleanText(sub) {
-		return "", fmt.Errorf("%w: token has no usable subject", ErrUnauthenticated)
+	if id.Subject == "" || len(id.Subject) > 256 || !httpapi.CleanText(id.Subject) {
+		return Identity{}, fmt.Errorf("%w: token has no usable subject", ErrUnauthenticated)
 	}
-	return sub, nil
+	if len(id.Tier) > maxTierBytes || !httpapi.CleanText(id.Tier) {
+		return Identity{}, fmt.Errorf("%w: token has no usable %s claim", ErrUnauthenticated, v.tierClaim)
+	}
+	return id, nil
+}
+
+// parse verifies tok with golang-jwt: every token the HS256 fast path
+// does not take.
+func (v *Verifier) parse(tok string) (Identity, error) {
+	c := parsedClaims{tierClaim: v.tierClaim}
+	if _, err := v.parser.ParseWithClaims(tok, &c, v.keyfunc); err != nil {
+		return Identity{}, err
+	}
+	return Identity{Subject: string(c.Subject), Tier: c.tier}, nil
+}
+
+// parsedClaims are the claims golang-jwt decodes: its registered claims,
+// with the subject decoded strictly (the field hides the embedded one for
+// encoding/json), and the tier.
+type parsedClaims struct {
+	jwt.RegisteredClaims
+	Subject   claimtext.String `json:"sub"`
+	tierClaim string
+	tier      string
+}
+
+// UnmarshalJSON refuses claims that are not valid UTF-8 and reads the tier.
+func (c *parsedClaims) UnmarshalJSON(b []byte) error {
+	if !utf8.Valid(b) {
+		return claimtext.ErrInvalid
+	}
+	type plain parsedClaims // without this method
+	if err := json.Unmarshal(b, (*plain)(c)); err != nil {
+		return err
+	}
+	var err error
+	c.tier, err = readTier(b, c.tierClaim)
+	return err
+}
+
+// readTier returns the string value of the claim named tierClaim in the
+// claims object raw: "" when it is absent or null; an error when it is
+// another type or not strictly valid text.
+func readTier(raw []byte, tierClaim string) (string, error) {
+	if tierClaim == "" {
+		return "", nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return "", err
+	}
+	var tier claimtext.String
+	if lit, ok := m[tierClaim]; ok {
+		if err := json.Unmarshal(lit, &tier); err != nil {
+			return "", fmt.Errorf("%s claim: %w", tierClaim, err)
+		}
+	}
+	return string(tier), nil
 }
 
 // SignHS256 issues an identity token, as a simple identity provider would:

@@ -28,7 +28,7 @@ func TestHS256(t *testing.T) {
 	expired, _ := SignHS256("s3cret", "idp", "ticketfair", "alice", -time.Hour)
 	noSub, _ := SignHS256("s3cret", "idp", "ticketfair", "", time.Minute)
 	nulSub, _ := SignHS256("s3cret", "idp", "ticketfair", "ali\x00ce", time.Minute)
-	// (Invalid UTF-8 cannot survive: JSON decoding turns it into U+FFFD.)
+	// (Invalid UTF-8 and unpaired surrogate escapes: strict_test.go.)
 	controlSub, _ := SignHS256("s3cret", "idp", "ticketfair", "ali\nce", time.Minute)
 	for name, h := range map[string]string{
 		"missing": "", "not bearer": "Basic abc", "malformed": "Bearer x.y.z",

@@ -24,6 +24,8 @@ type api struct {
 	eventID    int64
 	rec        *recorder
 	observe    func(endpoint string, status int, start time.Time)
+	nets       []*http.Client // one per client network (bots.go)
+	refusals   *refusals      // 403, 409 and 429 answers by reason (bots.go)
 }
 
 type sectionView struct {
@@ -105,7 +107,7 @@ func (a *api) do(ctx context.Context, name, method, url string, body []byte, hdr
 		req.Header.Set(k, v)
 	}
 	start := time.Now()
-	resp, err := a.http.Do(req)
+	resp, err := a.client(ctx).Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			// The crowd gave the request up (its stop or deadline): not the
@@ -121,6 +123,7 @@ func (a *api) do(ctx context.Context, name, method, url string, body []byte, hdr
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	resp.Body.Close()
 	a.rec.record(name, resp.StatusCode, time.Since(start), nil)
+	a.refusals.note(name, resp.StatusCode, b)
 	if a.observe != nil {
 		a.observe(name, resp.StatusCode, start)
 	}

@@ -53,6 +53,12 @@ type Config struct {
 	// Observe, when set, is told every request's endpoint, status (0: a
 	// transport error) and start, from many goroutines at once.
 	Observe func(endpoint string, status int, start time.Time)
+	// Networks spreads the people over this many client networks, each
+	// its own loopback /24 (see networkAddr): the services count requests
+	// per network as behind many home routers (0: one network).
+	Networks int
+	// Bots adds scripted scalper accounts to the crowd (bots.go).
+	Bots Bots
 }
 
 // Progress is a live view of the run.
@@ -110,6 +116,8 @@ type Result struct {
 	// PaidOrders are the orders whose "succeeded" payment callback the
 	// booking service accepted (2xx): each must end PAID or refunded once.
 	PaidOrders []string `json:"paidOrders"`
+	// Bots compares the bots with the people, when the crowd has bots.
+	Bots *BotReport `json:"bots,omitempty"`
 }
 
 type behaviour uint8
@@ -143,6 +151,7 @@ type customer struct {
 	tries    int16
 	rejoins  int8
 	lost     bool // lost a place and has not got a new one yet
+	bot      bool // a scripted scalper account (bots.go)
 	queueID  string
 	access   string
 	orderID  string
@@ -187,6 +196,8 @@ type crowd struct {
 
 	paidMu sync.Mutex
 	paid   []string
+
+	bots botState // bots.go
 }
 
 // cachedSection is the crowd's copy of one section's seat map.
@@ -228,7 +239,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	p := cfg.Profile
 	dial := cfg.DialContext
 	if dial == nil {
-		dial = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		dial = SourceDialer(&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second})
 	}
 	transport := &http.Transport{
 		DialContext:         dial,
@@ -237,9 +248,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		IdleConnTimeout:     90 * time.Second,
 	}
 	defer transport.CloseIdleConnections()
+	nets, closeNets := networkClients(cfg, dial)
+	defer closeNets()
 	cr := &crowd{
 		cfg:       cfg,
-		api:       &api{http: &http.Client{Transport: transport, Timeout: 15 * time.Second}, queueURL: cfg.QueueURL, stateURL: cfg.StateURL, bookingURL: cfg.BookingURL, ticketsURL: cfg.TicketsURL, eventID: cfg.EventID, rec: newRecorder(), observe: cfg.Observe},
+		api:       &api{http: &http.Client{Transport: transport, Timeout: 15 * time.Second}, queueURL: cfg.QueueURL, stateURL: cfg.StateURL, bookingURL: cfg.BookingURL, ticketsURL: cfg.TicketsURL, eventID: cfg.EventID, rec: newRecorder(), observe: cfg.Observe, nets: nets, refusals: newRefusals()},
 		sched:     newScheduler(),
 		rnd:       newLockedRand(cfg.Seed),
 		signer:    identity.NewHS256Signer(cfg.IdentitySecret, cfg.IdentityIssuer, cfg.IdentityAudience),
@@ -265,10 +278,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cr.schedule(start)
 	stopWatch := cr.watch(ctx, start)
 	stopFollow := cr.followState(ctx)
+	waitBots := cr.runBots(ctx, start)
 	cr.sched.run(ctx, p.Concurrency, cr.step)
+	waitBots()
 	stopFollow()
 	stopWatch()
 	res := &Result{Counts: cr.snapshotCounts(), Endpoints: cr.api.rec.snapshot(), Duration: time.Since(start), PaidOrders: cr.paid}
+	res.Bots = cr.botReport(res.Counts)
 	if at := cr.soldOutAt.Load(); at > 0 {
 		res.SoldOutAt = time.Duration(at)
 	}
@@ -407,6 +423,7 @@ func (cr *crowd) step(ctx context.Context, c *customer) {
 		cr.finish(c)
 		return
 	}
+	ctx = cr.api.onNetwork(ctx, cr.networkOf(c))
 	switch c.next {
 	case stepJoin:
 		cr.join(ctx, c)
@@ -438,7 +455,7 @@ func (cr *crowd) retry(c *customer, r result, s step) {
 }
 
 func (cr *crowd) join(ctx context.Context, c *customer) {
-	j, r := cr.api.join(ctx, cr.identityToken(c))
+	j, r := cr.joinAsPage(ctx, c)
 	if r.status != http.StatusOK && r.status != http.StatusCreated {
 		if r.status == 0 || r.status >= 500 || r.status == http.StatusTooManyRequests {
 			cr.retry(c, r, stepJoin)
@@ -817,6 +834,10 @@ func (cr *crowd) invalidate(section string) {
 	}
 }
 
+// cardFingerprint is the card a person pays with: one card each, as the
+// provider's fingerprint of it (booking limits seats per card too).
+func cardFingerprint(id int32) string { return "card-" + strconv.Itoa(int(id)) }
+
 // pay plays the payment provider: it calls the webhook, sometimes late,
 // sometimes twice.
 func (cr *crowd) pay(ctx context.Context, c *customer) {
@@ -834,7 +855,7 @@ func (cr *crowd) pay(ctx context.Context, c *customer) {
 	}
 	body, _ := json.Marshal(map[string]any{
 		"orderId": c.orderID, "paymentId": "pay-" + c.orderID, "amount": c.amount,
-		"currency": cr.cfg.Currency, "status": status,
+		"currency": cr.cfg.Currency, "status": status, "cardFingerprint": cardFingerprint(c.id),
 	})
 	r := cr.api.webhook(ctx, body, webhooksig.Sign(cr.cfg.WebhookSecret, time.Now(), body))
 	if r.status == 0 || r.status >= 500 {

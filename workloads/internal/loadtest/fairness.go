@@ -17,6 +17,9 @@ type Admission struct {
 	// 'f' for one given after (FIFO), as the queue recorded it; 0 in a log
 	// without it, which ComputeFairness splits by arrival instead.
 	Cohort byte
+	// Queue is the queue of a sale with phases the customer was admitted
+	// from; "" for the default queue (its entries name none).
+	Queue string
 }
 
 // ParseAdmissionLog parses "customer|arrivalSeq|queueSeq|cohort" entries
@@ -26,6 +29,11 @@ func ParseAdmissionLog(entries []string) ([]Admission, error) {
 	for _, e := range entries {
 		// From the right: the fields after the customer are fixed.
 		parts := strings.Split(e, "|")
+		// A queue other than the default one follows the cohort.
+		queue := ""
+		if n := len(parts); n >= 5 && (parts[n-2] == "p" || parts[n-2] == "f") {
+			queue, parts = parts[n-1], parts[:n-1]
+		}
 		var cohort byte
 		if n := len(parts); n >= 4 && (parts[n-1] == "p" || parts[n-1] == "f") {
 			cohort, parts = parts[n-1][0], parts[:n-1]
@@ -39,7 +47,7 @@ func ParseAdmissionLog(entries []string) ([]Admission, error) {
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("admission log entry %q: sequences are not integers", e)
 		}
-		out = append(out, Admission{Customer: strings.Join(parts[:n-2], "|"), ArrivalSeq: a, QueueSeq: q, Cohort: cohort})
+		out = append(out, Admission{Customer: strings.Join(parts[:n-2], "|"), ArrivalSeq: a, QueueSeq: q, Cohort: cohort, Queue: queue})
 	}
 	return out, nil
 }
@@ -59,6 +67,9 @@ type Fairness struct {
 	PreQueueAdmitted    int     `json:"preQueueAdmitted"`
 	PreQueueSpearman    float64 `json:"preQueueSpearman"`
 	PreQueueSpearmanSet bool    `json:"preQueueSpearmanSet"`
+	// Queues counts the admissions per queue of a sale with phases ("" is
+	// the default queue); FIFO is measured within each queue.
+	Queues map[string]int `json:"queues,omitempty"`
 }
 
 // ComputeFairness splits the log into the pre-queue and the places given
@@ -69,8 +80,11 @@ func ComputeFairness(log []Admission, preQueueSize int64) Fairness {
 	f := Fairness{Admitted: len(log)}
 	seen := make(map[string]struct{}, len(log))
 	var pre []Admission
-	var lastPost int64 = -1
+	lastPost := map[string]int64{}
+	perQueue, named := map[string]int{}, false
 	for _, a := range log {
+		perQueue[a.Queue]++
+		named = named || a.Queue != ""
 		if _, dup := seen[a.Customer]; dup {
 			f.AdmittedTwice++
 		}
@@ -80,12 +94,16 @@ func ComputeFairness(log []Admission, preQueueSize int64) Fairness {
 			continue
 		}
 		f.PostOpenAdmitted++
-		if a.ArrivalSeq < lastPost {
+		last, ok := lastPost[a.Queue]
+		if ok && a.ArrivalSeq < last {
 			f.PostOpenInversions++
 		}
-		if a.ArrivalSeq > lastPost {
-			lastPost = a.ArrivalSeq
+		if !ok || a.ArrivalSeq > last {
+			lastPost[a.Queue] = a.ArrivalSeq
 		}
+	}
+	if named {
+		f.Queues = perQueue
 	}
 	f.PreQueueAdmitted = len(pre)
 	if len(pre) >= 3 {

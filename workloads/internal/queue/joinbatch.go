@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -8,8 +9,138 @@ import (
 	"time"
 )
 
-// joinMany gives each of customers a place (or returns theirs) in one
-// script call, in order.
+// JoinRequest is one join as the join scripts take it: the customer (the
+// verified identity's subject), their tier claim, the queue chosen for
+// them, the access code they redeem and the proof-of-work challenge they
+// spend.
+type JoinRequest struct {
+	Customer string
+	Tier     string
+	// Queue is the queue to enter; "" is DefaultQueue.
+	Queue string
+	// CodeHash is the hex SHA-256 of the access code; "" without one.
+	CodeHash string
+	// ChallengeID names the proof-of-work challenge spent by the join,
+	// marked used until ChallengeExpiry; "" without one.
+	ChallengeID     string
+	ChallengeExpiry time.Time
+}
+
+// plain reports whether r is a join joinManyScript serves: into
+// DefaultQueue, with nothing to redeem.
+func (r JoinRequest) plain() bool {
+	return (r.Queue == "" || r.Queue == DefaultQueue) && r.CodeHash == "" && r.ChallengeID == ""
+}
+
+// joinRequests gives each of reqs a place (or returns theirs, or the
+// reason it is refused) in one script call, in order: joinManyScript for
+// an event with one queue and joins that redeem nothing, else
+// joinQueuesScript.
+func (s *store) joinRequests(ctx context.Context, reqs []JoinRequest, set Settings) ([]place, error) {
+	plain := len(set.Phases) == 0
+	for i := 0; plain && i < len(reqs); i++ {
+		plain = reqs[i].plain()
+	}
+	if plain {
+		customers := make([]string, len(reqs))
+		for i, r := range reqs {
+			customers[i] = r.Customer
+		}
+		return s.joinMany(ctx, customers, set)
+	}
+	return s.joinQueues(ctx, reqs, set)
+}
+
+// joinQueues is one call of joinQueuesScript (asking again with the
+// pre-queue's random keys when it says NOKEYS).
+func (s *store) joinQueues(ctx context.Context, reqs []JoinRequest, set Settings) ([]place, error) {
+	now := time.Now()
+	qs := set.queues(now)
+	index := make(map[string]int, len(qs))
+	for i, q := range qs {
+		index[q.Name] = i + 1
+	}
+	for _, r := range reqs {
+		// A queue the settings no longer list (a live change) still takes
+		// the places chosen for it, as open.
+		if name := cmp.Or(r.Queue, DefaultQueue); index[name] == 0 {
+			qs = append(qs, queueDef{Name: name, Weight: 1})
+			index[name] = len(qs)
+		}
+	}
+	keys := make([]string, 0, 6+len(qs))
+	keys = append(keys, s.k.customers, s.k.arrival, s.k.active, s.k.gen, s.k.codes, s.k.queue)
+	_, mode := joinSettings(set)
+	args := make([]any, 0, 6+2*len(qs)+3*len(reqs))
+	args = append(args, mode, strconv.FormatInt(postOpenBase, 10), newGeneration(), len(reqs), len(qs), s.k.challengePrefix())
+	withKeys := false
+	for _, q := range qs {
+		keys = append(keys, s.k.queueKey(q.Name))
+		args = append(args, q.OpensAt.UnixMilli())
+		withKeys = withKeys || (mode == "shuffle" && now.Before(q.OpensAt.Add(keysAfterOpening)))
+	}
+	for _, q := range qs {
+		if q.Name == DefaultQueue {
+			args = append(args, "")
+		} else {
+			args = append(args, q.Name)
+		}
+	}
+	for _, r := range reqs {
+		args = append(args, r.Customer)
+	}
+	var b strings.Builder
+	for _, r := range reqs {
+		b.Reset()
+		b.WriteString(strconv.Itoa(index[cmp.Or(r.Queue, DefaultQueue)]))
+		b.WriteByte('|')
+		b.WriteString(r.CodeHash)
+		b.WriteByte('|')
+		if r.ChallengeID != "" {
+			b.WriteString(r.ChallengeID)
+			b.WriteByte('|')
+			b.WriteString(strconv.FormatInt(r.ChallengeExpiry.UnixMilli(), 10))
+		} else {
+			b.WriteByte('|')
+		}
+		args = append(args, b.String())
+	}
+	run := func(withKeys bool) ([]any, error) {
+		a := args
+		if withKeys {
+			a = append(a[:len(a):len(a)], make([]any, len(reqs))...)
+			for i := len(args); i < len(a); i++ {
+				a[i] = randomKey()
+			}
+		}
+		return joinQueuesScript.Run(ctx, s.rdb, keys, a...).Slice()
+	}
+	res, err := run(withKeys)
+	if err != nil && !withKeys && strings.HasPrefix(err.Error(), "NOKEYS") {
+		res, err = run(true)
+	}
+	if err != nil {
+		return nil, unavailable("join", err)
+	}
+	if len(res) != 4*len(reqs)+1 {
+		return nil, fmt.Errorf("join script: %d values for %d joins", len(res), len(reqs))
+	}
+	gen := parseGeneration(res[len(res)-1])
+	out := make([]place, len(reqs))
+	for i := range out {
+		r := res[4*i:]
+		if toInt(r[0]) < 0 {
+			out[i] = place{Refused: toString(r[1])}
+			continue
+		}
+		out[i] = place{Created: toInt(r[0]) == 1, State: toString(r[1]), Score: toInt(r[2]), Gen: gen,
+			Queue: cmp.Or(toString(r[3]), DefaultQueue)}
+	}
+	return out, nil
+}
+
+// joinMany gives each of customers a place in DefaultQueue (or returns
+// theirs) in one script call, in order.
 func (s *store) joinMany(ctx context.Context, customers []string, set Settings) ([]place, error) {
 	openMs, mode := joinSettings(set)
 	// The pre-queue's random keys go only while it may still take places
@@ -31,7 +162,7 @@ func (s *store) joinMany(ctx context.Context, customers []string, set Settings) 
 	out := make([]place, len(customers))
 	for i := range out {
 		r := res[3*i:]
-		out[i] = place{Created: toInt(r[0]) == 1, State: toString(r[1]), Score: toInt(r[2]), Gen: gen}
+		out[i] = place{Created: toInt(r[0]) == 1, State: toString(r[1]), Score: toInt(r[2]), Gen: gen, Queue: DefaultQueue}
 	}
 	return out, nil
 }
@@ -74,8 +205,8 @@ type joinBatcher struct {
 }
 
 type joinReq struct {
-	customer string
-	done     chan joinRes // buffered: the batcher never blocks on a gone caller
+	req  JoinRequest
+	done chan joinRes // buffered: the batcher never blocks on a gone caller
 }
 
 type joinRes struct {
@@ -92,9 +223,9 @@ func newJoinBatcher(st *store, live *liveSettings, max int, linger time.Duration
 	return &joinBatcher{st: st, live: live, max: max, linger: linger, reqs: make(chan *joinReq, 4*max)}
 }
 
-// join queues customer's join and waits for its batch.
-func (b *joinBatcher) join(ctx context.Context, customer string) (place, error) {
-	r := &joinReq{customer: customer, done: make(chan joinRes, 1)}
+// join queues req and waits for its batch.
+func (b *joinBatcher) join(ctx context.Context, req JoinRequest) (place, error) {
+	r := &joinReq{req: req, done: make(chan joinRes, 1)}
 	select {
 	case b.reqs <- r:
 	case <-ctx.Done():
@@ -139,7 +270,7 @@ waiting:
 // run sends batches until ctx is cancelled.
 func (b *joinBatcher) run(ctx context.Context) {
 	batch := make([]*joinReq, 0, b.max)
-	customers := make([]string, 0, b.max)
+	reqs := make([]JoinRequest, 0, b.max)
 	last := 0 // joins in the last call
 	for {
 		select {
@@ -159,12 +290,12 @@ func (b *joinBatcher) run(ctx context.Context) {
 		}
 		b.gather(&batch, enough)
 		last = len(batch)
-		customers = customers[:0]
+		reqs = reqs[:0]
 		for _, r := range batch {
-			customers = append(customers, r.customer)
+			reqs = append(reqs, r.req)
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
-		places, err := b.st.joinMany(cctx, customers, b.live.Load())
+		places, err := b.st.joinRequests(cctx, reqs, b.live.Load())
 		cancel()
 		for i, r := range batch {
 			if err != nil {

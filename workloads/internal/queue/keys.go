@@ -27,6 +27,10 @@ type keys struct {
 	admitted  string // admissions so far
 	admitLog  string // LIST "customer|arrivalSeq|queueSeq|cohort" (fairness audit)
 	gen       string // this copy of the queue's generation, set by the first join
+	prefix    string // the event's hash-tagged prefix, for the keys named per queue
+	codes     string // HASH sha256(access code) -> the customer who redeemed it
+	wrr       string // HASH queue -> the weighted round robin's credit (admitScript)
+	admittedQ string // HASH queue -> admissions from it
 }
 
 func keysFor(eventID int64) keys {
@@ -44,8 +48,43 @@ func keysFor(eventID int64) keys {
 		admitted:  p + "admitted",
 		admitLog:  zone.AdmitLogKey(eventID),
 		gen:       p + "generation",
+		prefix:    p,
+		codes:     p + "codes",
+		wrr:       p + "wrr",
+		admittedQ: p + "admittedq",
 	}
 }
+
+// DefaultQueue is the queue of an event without phases; its keys are the
+// event's first queue's, so an event without phases keeps today's keys.
+const DefaultQueue = "general"
+
+// queueKey is the ZSET of queue name's waiting customers.
+func (k keys) queueKey(name string) string {
+	if name == DefaultQueue || name == "" {
+		return k.queue
+	}
+	return k.prefix + "queue:" + name
+}
+
+// watermarkKey holds the score of queue name's last admitted customer.
+func (k keys) watermarkKey(name string) string {
+	if name == DefaultQueue || name == "" {
+		return k.watermark
+	}
+	return k.prefix + "watermark:" + name
+}
+
+// preRankKey counts queue name's admitted pre-queue members.
+func (k keys) preRankKey(name string) string {
+	if name == DefaultQueue || name == "" {
+		return k.preRank
+	}
+	return k.prefix + "prerank:" + name
+}
+
+// challengePrefix prefixes the keys of used proof-of-work challenges.
+func (k keys) challengePrefix() string { return k.prefix + "challenge:" }
 
 // joinKeys are the KEYS of joinScript and joinManyScript, in their order.
 func (k keys) joinKeys() []string {

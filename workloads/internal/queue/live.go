@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
+	"github.com/ticketfair/ticketfair/workloads/config"
 )
 
 // watchTicketEvent follows spec.admission and spec.salesOpenAt of one
@@ -111,5 +112,27 @@ func settingsFromTicketEvent(base Settings, te *v1alpha1.TicketEvent) (Settings,
 	if !te.Spec.SalesOpenAt.IsZero() {
 		s.SalesOpenAt = te.Spec.SalesOpenAt.Time
 	}
+	// The phases, their weights included, follow the spec too.
+	s.Phases = phasesFromSpec(te.Spec.Phases)
 	return s.validate()
+}
+
+// phasesFromSpec is spec.phases as the queue's configuration reads them
+// (the operator renders the same into TICKETFAIR_PHASES).
+func phasesFromSpec(src []v1alpha1.SalePhase) []config.Phase {
+	if len(src) == 0 {
+		return nil
+	}
+	out := make([]config.Phase, 0, len(src))
+	for _, p := range src {
+		ph := config.Phase{Name: p.Name, OpensAt: p.OpensAt.UTC(), Sections: p.Sections}
+		if p.MaxSeatsPerCustomer != nil {
+			ph.MaxSeatsPerCustomer = int(*p.MaxSeatsPerCustomer)
+		}
+		for _, q := range p.Queues {
+			ph.Queues = append(ph.Queues, config.PhaseQueue{Name: q.Name, Weight: int(q.Weight), Tiers: q.Tiers, AccessCode: q.AccessCode})
+		}
+		out = append(out, ph)
+	}
+	return out
 }

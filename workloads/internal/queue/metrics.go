@@ -21,6 +21,9 @@ type metrics struct {
 	maxActive   prometheus.Gauge
 	salesOpen   prometheus.Gauge
 	tickSeconds prometheus.Histogram
+	// joinRefused counts the joins refused with a 4xx of the join's checks
+	// (the access code, the phase, proof of work, rate limits), by code.
+	joinRefused *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -49,8 +52,10 @@ func newMetrics() *metrics {
 			Name: "ticketfair_queue_admit_tick_seconds", Help: "Duration of one admission tick (one Lua script).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 		}),
+		joinRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ticketfair_queue_join_refused_total", Help: "Joins refused by the join's checks, by reason (the error code)."}, []string{"reason"}),
 	}
-	m.reg.MustRegister(m.requests, m.redisErrors, m.waiting, m.active, m.choosing, m.admitted, m.rate, m.leader, m.epoch, m.maxActive, m.salesOpen, m.tickSeconds,
+	m.reg.MustRegister(m.joinRefused, m.requests, m.redisErrors, m.waiting, m.active, m.choosing, m.admitted, m.rate, m.leader, m.epoch, m.maxActive, m.salesOpen, m.tickSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Exposed at 0 from the start, so rates and alerts see the first error.
 	for _, op := range []string{"join", "poll", "leave", "stats", "snapshot", "epoch", "admit"} {

@@ -114,3 +114,51 @@ func (c *queueIDCodec) decode(id string, eventID int64, customer string) (int64,
 	}
 	return score, binary.BigEndian.Uint64(b[17:25]), nil
 }
+
+// queueIDNamedVersion is a queueId of a place in a queue other than
+// DefaultQueue: version 2's fields, then the queue's name, then the MAC.
+const queueIDNamedVersion = 3
+
+// encodeIn is encode for a place in queue: DefaultQueue's places keep
+// version 2, others name their queue (version 3).
+func (c *queueIDCodec) encodeIn(eventID int64, customer string, score int64, gen uint64, queue string) string {
+	if queue == "" || queue == DefaultQueue {
+		return c.encode(eventID, customer, score, gen)
+	}
+	b := make([]byte, queueIDPayload, queueIDPayload+len(queue)+queueIDMAC)
+	b[0] = queueIDNamedVersion
+	binary.BigEndian.PutUint64(b[1:9], uint64(eventID))
+	binary.BigEndian.PutUint64(b[9:17], uint64(score))
+	binary.BigEndian.PutUint64(b[17:25], gen)
+	b = append(b, queue...)
+	b = append(b, c.mac(c.keys[0], b, customer)...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeIn is decode that also returns the place's queue.
+func (c *queueIDCodec) decodeIn(id string, eventID int64, customer string) (int64, uint64, string, error) {
+	if len(id) <= base64.RawURLEncoding.EncodedLen(queueIDLen) {
+		s, g, err := c.decode(id, eventID, customer)
+		return s, g, DefaultQueue, err
+	}
+	if len(id) > base64.RawURLEncoding.EncodedLen(queueIDLen+32) {
+		return 0, 0, "", errBadQueueID
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(id)
+	if err != nil || len(b) <= queueIDLen || b[0] != queueIDNamedVersion {
+		return 0, 0, "", errBadQueueID
+	}
+	body := b[:len(b)-queueIDMAC]
+	ok := false
+	for _, k := range c.keys {
+		if hmac.Equal(b[len(body):], c.mac(k, body, customer)) {
+			ok = true
+			break
+		}
+	}
+	score := int64(binary.BigEndian.Uint64(b[9:17]))
+	if !ok || int64(binary.BigEndian.Uint64(b[1:9])) != eventID || score < 0 {
+		return 0, 0, "", errBadQueueID
+	}
+	return score, binary.BigEndian.Uint64(b[17:25]), string(body[queueIDPayload:]), nil
+}

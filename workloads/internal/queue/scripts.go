@@ -212,9 +212,12 @@ return out
 // smaller of two bounds: the recent sessions, and the active sessions
 // less the holds. A session in the last claimMs of its token counts as
 // recent too: it cannot be told from one in its claim window.
-// KEYS: epoch, active, queue, customers, remaining, prerank, watermark, admitted, admitlog, inventory.
+// KEYS: epoch, active, queue, customers, remaining, prerank, watermark, admitted, admitlog, inventory,
+// and with several queues: wrr, admittedq, then per queue its ZSET, prerank and watermark.
 // ARGV: epoch, maxActive, batch, claimMs, paused 0|1, salesOpenMs, sessionNonce, postOpenBase,
-// tokenTtlMs, selectionMs.
+// tokenTtlMs, selectionMs, and with several queues: q, DefaultQueue, then per queue its
+// name, weight and opening (ms). salesOpenMs is then the first queue's opening. The
+// admission log's entries of a queue other than DefaultQueue end in "|queue".
 // Returns {admitted (-1 when fenced), active, reason[, choosing]}; reason
 // 0 ok, 1 paused, 2 not open, 3 sold out, 4 every unsold seat held;
 // choosing, on a tick that admits, is the people it counted as choosing
@@ -248,31 +251,78 @@ if remaining and inv[1] and inv[2] then
   choosing = math.max(math.min(recent, active - tonumber(inv[2])), 0)
   n = math.min(n, math.max(free - choosing, 1))
 end
-local popped = redis.call('ZPOPMIN', KEYS[3], n)
 local exp = now + tonumber(ARGV[4])
 local base = tonumber(ARGV[8])
 local count = 0
-local last
-for i = 1, #popped, 2 do
-  local c, sc = popped[i], popped[i + 1]
-  local rec = redis.call('HGET', KEYS[4], c)
-  local arr
-  if rec then arr = string.match(rec, '^%a|(%d+)|') or '0' else arr = string.format('%d', tonumber(sc) - base) end
-  count = count + 1
-  local sid = ARGV[7] .. '-' .. count
-  local qs, cohort
-  if tonumber(sc) < base then
-    qs, cohort = string.format('%d', redis.call('INCR', KEYS[6])), 'p'
-  else
-    qs, cohort = string.format('%.0f', tonumber(sc) - base), 'f'
+-- admit lets m in from the front of one queue (its ZSET, pre-queue rank
+-- counter and watermark; a queue name suffixes its log entries).
+local function admit(qk, prk, wmk, suffix, m)
+  local popped = redis.call('ZPOPMIN', qk, m)
+  local last
+  for i = 1, #popped, 2 do
+    local c, sc = popped[i], popped[i + 1]
+    local rec = redis.call('HGET', KEYS[4], c)
+    local arr
+    if rec then arr = string.match(rec, '^%a|(%d+)|') or '0' else arr = string.format('%d', tonumber(sc) - base) end
+    count = count + 1
+    local sid = ARGV[7] .. '-' .. count
+    local qs, cohort
+    if tonumber(sc) < base then
+      qs, cohort = string.format('%d', redis.call('INCR', prk)), 'p'
+    else
+      qs, cohort = string.format('%.0f', tonumber(sc) - base), 'f'
+    end
+    redis.call('ZADD', KEYS[2], exp, sid)
+    redis.call('HSET', KEYS[4], c, 'a|' .. arr .. '|' .. sc .. '|' .. sid)
+    redis.call('RPUSH', KEYS[9], c .. '|' .. arr .. '|' .. qs .. '|' .. cohort .. suffix)
+    last = sc
   end
-  redis.call('ZADD', KEYS[2], exp, sid)
-  redis.call('HSET', KEYS[4], c, 'a|' .. arr .. '|' .. sc .. '|' .. sid)
-  redis.call('RPUSH', KEYS[9], c .. '|' .. arr .. '|' .. qs .. '|' .. cohort)
-  last = sc
+  if last then redis.call('SET', wmk, last) end
+  return #popped / 2
+end
+local q = tonumber(ARGV[11] or '0')
+if q == 0 then
+  admit(KEYS[3], KEYS[6], KEYS[7], '', n)
+else
+  -- Several queues: a smooth weighted round robin over the open queues
+  -- with people waiting deals the n places (each queue's credit, kept in
+  -- Redis, grows by its weight per place dealt and the queue dealt one
+  -- loses the total), so every queue gets its share within one round of
+  -- the weights and none starves; within a queue the order is the ZSET's.
+  local names, weight, waiting, take = {}, {}, {}, {}
+  for i = 1, q do
+    names[i], weight[i], take[i] = ARGV[10 + 3 * i], tonumber(ARGV[11 + 3 * i]), 0
+    waiting[i] = 0
+    if now >= tonumber(ARGV[12 + 3 * i]) then waiting[i] = redis.call('ZCARD', KEYS[10 + 3 * i]) end
+  end
+  local credit = redis.call('HMGET', KEYS[11], unpack(names))
+  for i = 1, q do credit[i] = tonumber(credit[i] or '0') end
+  for _ = 1, n do
+    local total, best = 0, nil
+    for i = 1, q do
+      if take[i] < waiting[i] then
+        credit[i] = credit[i] + weight[i]
+        total = total + weight[i]
+        if not best or credit[i] > credit[best] then best = i end
+      end
+    end
+    if not best then break end
+    credit[best] = credit[best] - total
+    take[best] = take[best] + 1
+  end
+  local hs = {}
+  for i = 1, q do
+    hs[#hs + 1], hs[#hs + 2] = names[i], credit[i]
+    if take[i] > 0 then
+      local suffix = ''
+      if names[i] ~= ARGV[12] then suffix = '|' .. names[i] end
+      local got = admit(KEYS[10 + 3 * i], KEYS[11 + 3 * i], KEYS[12 + 3 * i], suffix, take[i])
+      redis.call('HINCRBY', KEYS[12], names[i], got)
+    end
+  end
+  redis.call('HSET', KEYS[11], unpack(hs))
 end
 if count > 0 then
-  redis.call('SET', KEYS[7], last)
   redis.call('INCRBY', KEYS[8], count)
 end
 return {count, active + count, 0, choosing}
@@ -343,6 +393,155 @@ local active = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
 local inv = redis.call('HMGET', KEYS[6], 'held', 'sold')
 local out = {n, active, redis.call('GET', KEYS[3]) or '0', redis.call('GET', KEYS[4]) or '', redis.call('GET', KEYS[5]) or '', string.format('%.0f', now),
   inv[1] or '', inv[2] or '', redis.call('GET', KEYS[7]) or ''}
+if n > 0 then
+  local samples = tonumber(ARGV[1])
+  local step = math.max(1, math.ceil(n / samples))
+  local r = 0
+  while true do
+    local e = redis.call('ZRANGE', KEYS[1], r, r, 'WITHSCORES')
+    if #e == 2 then
+      table.insert(out, r)
+      table.insert(out, e[2])
+    end
+    if r == n - 1 then break end
+    r = math.min(r + step, n - 1)
+  end
+end
+return out
+`)
+
+// joinQueuesScript is joinManyScript for an event with several queues, or
+// for joins that carry an access code or a proof-of-work challenge: one
+// call for a batch, in order, and still one place per customer per event
+// whatever the queue. A record for a place in a queue other than
+// DefaultQueue always exists and names the queue in its last field (a
+// waiting place has no session), so the one HMGET finds every place but
+// those of DefaultQueue after opening, which one ZMSCORE finds.
+//
+// Per join, in order: its challenge id is marked used until its expiry (SET
+// NX PXAT: a second use is refused challenge_used); a customer who holds a
+// place keeps it (a code they bring is not spent); otherwise the code, when
+// there is one, is redeemed (HSETNX sha256(code) -> customer: single use,
+// bound to its first customer, who may redeem it again) or refused
+// code_used; then the place is given in the join's queue: before the
+// queue's opening the pre-queue's (its random key, or its arrival number
+// when FIFO), after it postOpenBase plus the next arrival number.
+// KEYS: customers, arrival, active, generation, codes, DefaultQueue's
+// queue, then the q queues' ZSETs.
+// ARGV: preQueue, postOpenBase, newGeneration, n, q, challengePrefix, the q
+// openings (ms), the q queue names ("" for DefaultQueue), the n customers,
+// the n joins "queueIndex|codeHash|challengeId|challengeExpiryMs", then the
+// n random keys when a queue may still take pre-queue places (NOKEYS when
+// they are needed and missing).
+// Returns {created (1, 0, or -1 refused), state or refusal, score, queue}
+// per customer, flattened, then the generation.
+var joinQueuesScript = redis.NewScript(joinQueuesSource)
+
+const joinQueuesSource = `
+local n, q = tonumber(ARGV[4]), tonumber(ARGV[5])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local shuffled = ARGV[1] ~= 'fifo'
+local base = tonumber(ARGV[2])
+local open, names, closed = {}, {}, false
+for i = 1, q do
+  open[i] = now >= tonumber(ARGV[6 + i])
+  names[i] = ARGV[6 + q + i]
+  closed = closed or not open[i]
+end
+local c0 = 6 + 2 * q
+if closed and shuffled and #ARGV < c0 + 3 * n then
+  return redis.error_reply('NOKEYS places before opening need the random keys')
+end
+local gen = redis.call('GET', KEYS[4])
+if not gen then
+  gen = ARGV[3]
+  redis.call('SET', KEYS[4], gen)
+end
+local recs = redis.call('HMGET', KEYS[1], unpack(ARGV, c0 + 1, c0 + n))
+local bare = {}
+for k = 1, n do
+  if not recs[k] then bare[#bare + 1] = ARGV[c0 + k] end
+end
+local waits = {}
+if #bare > 0 then
+  local sc = redis.call('ZMSCORE', KEYS[6], unpack(bare))
+  for i, c in ipairs(bare) do
+    if sc[i] then waits[c] = string.format('%d', tonumber(sc[i])) end
+  end
+end
+local seq = redis.call('INCRBY', KEYS[2], n) - n
+local top = seq + n
+local first, out, zadd, hset = {}, {}, {}, {}
+local h = 0
+for k = 1, n do
+  local c = ARGV[c0 + k]
+  local qi, code, cid, cexp = string.match(ARGV[c0 + n + k], '^(%d+)|(%x*)|([^|]*)|(%d*)$')
+  qi = tonumber(qi)
+  local o = 4 * (k - 1)
+  local f = first[c]
+  if cid ~= '' and not redis.call('SET', ARGV[6] .. cid, c, 'NX', 'PXAT', cexp) then
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4] = -1, 'challenge_used', 0, ''
+  elseif f then
+    -- A repeat in the batch: the answer of its first occurrence.
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4] = math.min(out[f + 1], 0), out[f + 2], out[f + 3], out[f + 4]
+  else
+    first[c] = o
+    local rec, arr, keep = recs[k], nil, false
+    if rec then
+      local s, a, scr, sid = string.match(rec, '^(%a)|(%d+)|(%d+)|(.*)$')
+      arr, keep = a, s == 'w'
+      if (s == 'a' or s == 'c') and sid ~= '' then
+        local exp = redis.call('ZSCORE', KEYS[3], sid)
+        keep = exp and tonumber(exp) > now
+      end
+      if keep then
+        if s ~= 'w' then sid = '' end
+        out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 0, s, scr, sid
+      end
+    elseif waits[c] then
+      keep = true
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 0, 'w', waits[c], ''
+    end
+    if not keep then
+      if code ~= '' and redis.call('HSETNX', KEYS[5], code, c) == 0 and redis.call('HGET', KEYS[5], code) ~= c then
+        out[o + 1], out[o + 2], out[o + 3], out[o + 4] = -1, 'code_used', 0, ''
+      else
+        seq = seq + 1
+        local score
+        if open[qi] then
+          score = string.format('%d', base + seq)
+        else
+          arr = arr or string.format('%d', seq)
+          if shuffled then score = ARGV[c0 + 2 * n + k] else score = arr end
+        end
+        local z = zadd[qi]
+        if not z then z = {}; zadd[qi] = z end
+        z[#z + 1], z[#z + 2] = score, c
+        if names[qi] ~= '' then arr = arr or string.format('%d', seq) end
+        if arr then
+          hset[h + 1], hset[h + 2] = c, 'w|' .. arr .. '|' .. score .. '|' .. names[qi]
+          h = h + 2
+        end
+        out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 1, 'w', score, names[qi]
+      end
+    end
+  end
+end
+if seq < top then redis.call('DECRBY', KEYS[2], top - seq) end
+for i, z in pairs(zadd) do redis.call('ZADD', KEYS[6 + i], unpack(z)) end
+if h > 0 then redis.call('HSET', KEYS[1], unpack(hset)) end
+out[4 * n + 1] = gen
+return out
+`
+
+// queueSnapshotScript is snapshotScript's read of one more queue: its
+// length, its watermark, its admissions and up to ARGV[1]+1 (rank, score)
+// samples. KEYS: queue, watermark, admittedq. ARGV: samples, queue name.
+// Returns {waiting, watermark or empty, admitted, rank1, score1, ...}.
+var queueSnapshotScript = redis.NewScript(`
+local n = redis.call('ZCARD', KEYS[1])
+local out = {n, redis.call('GET', KEYS[2]) or '', redis.call('HGET', KEYS[3], ARGV[2]) or '0'}
 if n > 0 then
   local samples = tonumber(ARGV[1])
   local step = math.max(1, math.ceil(n / samples))

@@ -24,9 +24,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/accesscode"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
+	"github.com/ticketfair/ticketfair/workloads/internal/pow"
+	"github.com/ticketfair/ticketfair/workloads/internal/ratelimit"
 	"github.com/ticketfair/ticketfair/workloads/internal/retry"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 	"github.com/ticketfair/ticketfair/workloads/openapi"
@@ -81,7 +84,10 @@ type service struct {
 	verifier *identity.Verifier
 	m        *metrics
 	pub      stateServer
-	joins    *joinBatcher // nil: one script call per join
+	joins    *joinBatcher      // nil: one script call per join
+	pow      *pow.Gate         // nil: joins need no proof of work
+	limits   *ratelimit.Policy // limits joins and polls per identity and network
+	codeKey  []byte            // the event's access codes key; nil: codes are refused
 }
 
 func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(net.Addr)) error {
@@ -115,6 +121,16 @@ func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(ne
 	defer rdb.Close()
 
 	s := &service{cfg: cfg, st: newStore(rdb, cfg.EventID), live: newLiveSettings(base), ids: ids, keys: ks, verifier: ver, m: newMetrics()}
+	s.limits = &ratelimit.Policy{L: ratelimit.New(rdb, zone.Prefix(cfg.EventID)), Cfg: cfg.RateLimits,
+		CountJoins: cfg.PowDifficulty > 0 && cfg.PowAdaptiveThreshold > 0}
+	if s.pow, err = pow.NewGate(cfg.ProofOfWork, cfg.EventID, s.limits.JoinRates); err != nil {
+		return err
+	}
+	if cfg.AccessCodeKey != "" {
+		if s.codeKey, err = accesscode.ParseKey(cfg.AccessCodeKey); err != nil {
+			return err
+		}
+	}
 	s.snap = newSnapshotter(s.st, s.live, snapshotEvery)
 	s.snap.onResult = func(err error) {
 		if err != nil {
@@ -149,6 +165,11 @@ func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(ne
 		}
 	}
 
+	// Like the join batcher, the limiter outlives the server's graceful
+	// shutdown, so requests in flight get their answers.
+	lctx, lcancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer lcancel()
+	go s.limits.L.Run(lctx)
 	if cfg.JoinBatch > 1 {
 		// The batcher outlives the server's graceful shutdown, so joins in
 		// flight finish; it stops once Run has returned.
@@ -207,6 +228,7 @@ func (s *service) routes() *httpapi.Mux {
 	mux := httpapi.NewMux()
 	mux.Handle("POST /events/{eventId}/queue", s.handle("join", s.join))
 	mux.Handle("GET /events/{eventId}/queue/state", s.handle("state", s.state))
+	mux.Handle("GET /events/{eventId}/queue/challenge", s.handle("challenge", s.challenge))
 	mux.Handle("GET /events/{eventId}/queue/{queueId}", s.handle("poll", s.poll))
 	mux.Handle("DELETE /events/{eventId}/queue/{queueId}", s.handle("leave", s.leave))
 	mux.Handle("GET /events/{eventId}/stats", s.handle("stats", s.stats))
@@ -239,6 +261,9 @@ var errBadCustomer = httpapi.Errorf(http.StatusBadRequest, "bad_customer", "cust
 func (s *service) handle(op string, fn httpapi.HandlerFunc) http.Handler {
 	return httpapi.Observe(s.m.requests, prometheus.Labels{"op": op}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := fn(w, r); err != nil {
+			if op == "join" {
+				s.countRefusal(err)
+			}
 			switch {
 			case errors.Is(err, zone.ErrUnavailable):
 				s.m.redisErrors.WithLabelValues(op).Inc()
@@ -279,36 +304,51 @@ func (s *service) join(w http.ResponseWriter, r *http.Request) error {
 	if err := s.event(r); err != nil {
 		return err
 	}
-	customer, err := s.customer(r)
+	id, err := s.identify(r)
 	if err != nil {
 		return err
 	}
+	customer := id.Subject
 	// The body is optional; when present it must be a JSON object.
 	body, err := httpapi.ReadBody(w, r)
 	if err != nil {
 		return err
 	}
 	// "{}", what clients send, needs no decoder.
+	var req struct {
+		Code string        `json:"code"`
+		Pow  *pow.Solution `json:"pow"`
+	}
 	if b := bytes.TrimSpace(body); len(b) > 0 && string(b) != "{}" {
-		var req struct{}
 		if err := httpapi.UnmarshalStrict(body, &req); err != nil {
 			return err
 		}
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
+	ch, err := s.botChecks(ctx, r, customer, req.Pow)
+	if err != nil {
+		return err
+	}
+	jr := JoinRequest{Customer: customer, ChallengeID: ch.ID, ChallengeExpiry: ch.ExpiresAt}
+	if err := s.chooseQueue(&jr, id.Tier, req.Code); err != nil {
+		return err
+	}
 	var p place
 	if s.joins != nil {
-		p, err = s.joins.join(ctx, customer)
+		p, err = s.joins.join(ctx, jr)
 	} else {
-		p, err = s.st.join(ctx, customer, s.live.Load())
+		p, err = s.st.joinOne(ctx, jr, s.live.Load())
 	}
 	if err != nil {
 		return err
 	}
-	v := queueapi.Place{QueueID: s.ids.encode(s.cfg.EventID, customer, p.Score, p.Gen)}
+	if p.Refused != "" {
+		return refusedJoin(p.Refused)
+	}
+	v := queueapi.Place{QueueID: s.ids.encodeIn(s.cfg.EventID, customer, p.Score, p.Gen, p.Queue)}
 	if p.State == "w" {
-		s.waitingView(&v, p.Score)
+		s.waitingView(&v, p.Score, p.Queue)
 	} else {
 		v.Status, v.SalesOpen = queueapi.StatusAdmitted, true
 	}
@@ -321,9 +361,36 @@ func (s *service) join(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// waitingView fills v for a waiting place from the snapshot alone.
-func (s *service) waitingView(v *queueapi.Place, score int64) {
+// challenge hands the caller a proof-of-work challenge for their join
+// (pow.Gate: its difficulty rises with the join rate of their network).
+func (s *service) challenge(w http.ResponseWriter, r *http.Request) error {
+	if err := s.event(r); err != nil {
+		return err
+	}
+	customer, err := s.customer(r)
+	if err != nil {
+		return err
+	}
+	if s.pow == nil {
+		return &httpapi.Error{Status: http.StatusNotFound, Code: "pow_not_required", Message: "this sale asks for no proof of work; join without one"}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	v, err := s.pow.Issue(ctx, customer, ratelimit.Network(ratelimit.ClientAddr(r, s.cfg.ClientAddrHeader)))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// waitingView fills v for a waiting place in queue from the snapshot alone.
+func (s *service) waitingView(v *queueapi.Place, score int64, queue string) {
 	snap, set := s.snap.Load(), s.live.Load()
+	if len(set.Phases) > 0 {
+		s.waitingInQueue(v, snap, set, score, queue)
+		return
+	}
 	v.Status = queueapi.StatusWaiting
 	switch {
 	case snap.SoldOut:
@@ -356,20 +423,20 @@ func (s *service) waitingView(v *queueapi.Place, score int64) {
 // place checks the event and the identity token and returns the customer
 // and the place their queueId carries: a queueId of someone else is 404,
 // and so is one of a generation the queue's Redis no longer holds.
-func (s *service) place(r *http.Request) (customer string, score int64, err error) {
+func (s *service) place(r *http.Request) (customer string, score int64, queue string, err error) {
 	if err := s.event(r); err != nil {
-		return "", 0, err
+		return "", 0, "", err
 	}
 	if customer, err = s.customer(r); err != nil {
-		return "", 0, err
+		return "", 0, "", err
 	}
-	score, gen, err := s.ids.decode(r.PathValue("queueId"), s.cfg.EventID, customer)
+	score, gen, queue, err := s.ids.decodeIn(r.PathValue("queueId"), s.cfg.EventID, customer)
 	if err != nil {
-		return "", 0, err
+		return "", 0, "", err
 	}
 	snap := s.snap.Load()
 	if !snap.Valid || time.Since(snap.Fetched) > staleAfter {
-		return "", 0, fmt.Errorf("%w: queue snapshot is stale", zone.ErrUnavailable)
+		return "", 0, "", fmt.Errorf("%w: queue snapshot is stale", zone.ErrUnavailable)
 	}
 	if gen != 0 && gen != snap.Gen {
 		// The snapshot may predate the join that set the generation: only
@@ -378,26 +445,29 @@ func (s *service) place(r *http.Request) (customer string, score int64, err erro
 		defer cancel()
 		cur, err := s.st.generation(ctx)
 		if err != nil {
-			return "", 0, err
+			return "", 0, "", err
 		}
 		if cur != gen {
-			return "", 0, errPlaceLost
+			return "", 0, "", errPlaceLost
 		}
 	}
-	return customer, score, nil
+	return customer, score, queue, nil
 }
 
 func (s *service) poll(w http.ResponseWriter, r *http.Request) error {
-	customer, score, err := s.place(r)
+	customer, score, queue, err := s.place(r)
 	if err != nil {
+		return err
+	}
+	if err := s.limits.Check(r.Context(), ratelimit.Poll, customer, "", r); err != nil {
 		return err
 	}
 	snap := s.snap.Load()
 	v := queueapi.Place{}
-	if snap.Watermark < 0 || score > snap.Watermark {
+	if wm := snap.queue(queue).Watermark; wm < 0 || score > wm {
 		// Steady state: still behind the admission watermark, no Redis.
-		s.waitingView(&v, score)
-	} else if err := s.claimView(r.Context(), &v, customer, score); err != nil {
+		s.waitingView(&v, score, queue)
+	} else if err := s.claimView(r.Context(), &v, customer, queue, score); err != nil {
 		return err
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(v.PollAfterSeconds))
@@ -407,18 +477,18 @@ func (s *service) poll(w http.ResponseWriter, r *http.Request) error {
 
 // claimView reads Redis for a place the admitter has passed: the first
 // poll after admission claims the session and gets the access token.
-func (s *service) claimView(ctx context.Context, v *queueapi.Place, customer string, score int64) error {
+func (s *service) claimView(ctx context.Context, v *queueapi.Place, customer, queue string, score int64) error {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	set := s.live.Load()
-	c, err := s.st.claim(ctx, customer, score, set.TokenTTL)
+	c, err := s.st.claimIn(ctx, customer, queue, score, set.TokenTTL)
 	if err != nil {
 		return err
 	}
 	v.SalesOpen, v.Place = true, score
 	switch c.Status {
 	case "waiting":
-		s.waitingView(v, score)
+		s.waitingView(v, score, queue)
 	case "admitted":
 		now := time.Now()
 		tok, exp, err := s.keys.Sign(s.cfg.EventID, customer, c.SessionID, now, c.Expiry.Sub(now))
@@ -438,13 +508,13 @@ func (s *service) claimView(ctx context.Context, v *queueapi.Place, customer str
 }
 
 func (s *service) leave(w http.ResponseWriter, r *http.Request) error {
-	customer, score, err := s.place(r)
+	customer, score, queue, err := s.place(r)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
-	ok, err := s.st.leave(ctx, customer, score)
+	ok, err := s.st.leaveIn(ctx, customer, queue, score)
 	if err != nil {
 		return err
 	}
@@ -466,9 +536,11 @@ func (s *service) stats(w http.ResponseWriter, r *http.Request) error {
 	if !snap.Valid {
 		return fmt.Errorf("%w: no snapshot yet", zone.ErrUnavailable)
 	}
-	httpapi.WriteJSON(w, http.StatusOK, Stats{Waiting: snap.Waiting, Active: snap.Active, AdmittedTotal: snap.Admitted,
+	st := Stats{Waiting: snap.Waiting, Active: snap.Active, AdmittedTotal: snap.Admitted,
 		Remaining: snap.Remaining, Held: snap.Held, Sold: snap.Sold, SalesOpen: snap.SalesOpen, Paused: s.live.Load().Paused, SoldOut: snap.SoldOut,
-		UpdatedAt: snap.Fetched.UTC().Truncate(time.Second)})
+		UpdatedAt: snap.Fetched.UTC().Truncate(time.Second)}
+	st.Phase, st.Queues = queueStats(snap, s.live.Load())
+	httpapi.WriteJSON(w, http.StatusOK, st)
 	return nil
 }
 

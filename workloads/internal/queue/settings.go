@@ -13,7 +13,9 @@ import (
 // join path read on every use, so a TicketEvent change applies at once.
 type Settings struct {
 	config.Admission
-	SalesOpenAt time.Time // zero: open
+	SalesOpenAt time.Time // zero: open; with phases, the first phase's opening
+	// Phases are the sale's phases in order; none: one queue, DefaultQueue.
+	Phases []config.Phase
 }
 
 // validate fills what may be missing and rejects nonsense.
@@ -46,6 +48,13 @@ func (s Settings) validate() (Settings, error) {
 	default:
 		return s, fmt.Errorf("preQueue %q: want shuffle or fifo", s.PreQueue)
 	}
+	if err := validatePhases(s.Phases); err != nil {
+		return s, err
+	}
+	if len(s.Phases) > 0 {
+		// The sale opens with its first phase.
+		s.SalesOpenAt = s.Phases[0].OpensAt
+	}
 	return s, nil
 }
 
@@ -59,6 +68,11 @@ func settingsFromConfig(cfg config.Queue) (Settings, error) {
 		}
 		s.SalesOpenAt = t
 	}
+	ps, err := parsePhases(cfg.Phases)
+	if err != nil {
+		return s, err
+	}
+	s.Phases = ps
 	return s.validate()
 }
 

@@ -73,6 +73,23 @@ func (s *snapshotter) refresh(ctx context.Context) error {
 		return err
 	}
 	set := s.live.Load()
+	if len(set.Phases) > 0 {
+		qs := set.queues(time.Now())
+		names := make([]string, len(qs))
+		for i, q := range qs {
+			names[i] = q.Name
+		}
+		if st.Queues, err = s.st.readQueues(rctx, snapshotSamples, names); err != nil {
+			if s.onResult != nil {
+				s.onResult(err)
+			}
+			return err
+		}
+		st.Waiting = 0
+		for _, q := range st.Queues {
+			st.Waiting += q.Waiting
+		}
+	}
 	now := time.Now()
 	s.history = append(s.history, rateSample{at: now, admitted: st.Admitted})
 	for len(s.history) > 2 && now.Sub(s.history[1].at) > 10*time.Second {
@@ -117,4 +134,22 @@ func (s *Snapshot) admissionRate(set Settings) float64 {
 		return s.Rate
 	}
 	return float64(max(set.RatePerSecond, 1))
+}
+
+// queue is the figures of queue name: the whole queue's without phases.
+func (s *Snapshot) queue(name string) queueState {
+	for _, q := range s.Queues {
+		if q.Name == name {
+			return q
+		}
+	}
+	if len(s.Queues) > 0 {
+		return queueState{Name: name, Watermark: -1}
+	}
+	return queueState{Name: DefaultQueue, Waiting: s.Waiting, Watermark: s.Watermark, Admitted: s.Admitted, Samples: s.Samples}
+}
+
+// aheadIn is ahead within queue q.
+func aheadIn(q queueState, score int64) int64 {
+	return (&Snapshot{state: state{Waiting: q.Waiting, Samples: q.Samples}}).ahead(score)
 }

@@ -41,6 +41,9 @@ func publicState(snap *Snapshot, set Settings) queueapi.State {
 	case !snap.SalesOpen:
 		p.Status = queueapi.StatusPrequeue
 	}
+	if len(set.Phases) > 0 {
+		p.Phase, p.Queues = publicQueues(snap, set)
+	}
 	if !snap.SalesOpen {
 		if !set.SalesOpenAt.IsZero() {
 			at := set.SalesOpenAt.UTC()

@@ -36,6 +36,10 @@ type place struct {
 	State   string // w, a or c
 	Score   int64
 	Gen     uint64 // the queue's generation (see joinScript)
+	Queue   string // the queue the place is in
+	// Refused, when set, is why the join got no place: code_used or
+	// challenge_used.
+	Refused string
 }
 
 // joinSettings is what the join scripts take from set: the opening in
@@ -52,7 +56,20 @@ func joinSettings(set Settings) (openMs int64, mode string) {
 	return openMs, mode
 }
 
-// join gives customer a place, or returns the one they hold.
+// joinOne is one join alone: joinScript when it is plain, else the
+// coalesced joins' script with one join.
+func (s *store) joinOne(ctx context.Context, req JoinRequest, set Settings) (place, error) {
+	if len(set.Phases) == 0 && req.plain() {
+		return s.join(ctx, req.Customer, set)
+	}
+	ps, err := s.joinQueues(ctx, []JoinRequest{req}, set)
+	if err != nil {
+		return place{}, err
+	}
+	return ps[0], nil
+}
+
+// join gives customer a place in DefaultQueue, or returns the one they hold.
 func (s *store) join(ctx context.Context, customer string, set Settings) (place, error) {
 	openMs, mode := joinSettings(set)
 	res, err := joinScript.Run(ctx, s.rdb,
@@ -64,7 +81,7 @@ func (s *store) join(ctx context.Context, customer string, set Settings) (place,
 	if len(res) != 5 {
 		return place{}, fmt.Errorf("join script: unexpected reply %v", res)
 	}
-	p := place{Created: toInt(res[0]) == 1, State: toString(res[1]), Score: toInt(res[3]), Gen: parseGeneration(res[4])}
+	p := place{Created: toInt(res[0]) == 1, State: toString(res[1]), Score: toInt(res[3]), Gen: parseGeneration(res[4]), Queue: DefaultQueue}
 	return p, nil
 }
 
@@ -112,7 +129,12 @@ type claimResult struct {
 }
 
 func (s *store) claim(ctx context.Context, customer string, score int64, ttl time.Duration) (claimResult, error) {
-	res, err := claimScript.Run(ctx, s.rdb, []string{s.k.customers, s.k.active, s.k.queue},
+	return s.claimIn(ctx, customer, DefaultQueue, score, ttl)
+}
+
+// claimIn is claim of a place in queue.
+func (s *store) claimIn(ctx context.Context, customer, queue string, score int64, ttl time.Duration) (claimResult, error) {
+	res, err := claimScript.Run(ctx, s.rdb, []string{s.k.customers, s.k.active, s.k.queueKey(queue)},
 		customer, score, ttl.Milliseconds()).Slice()
 	if err != nil {
 		return claimResult{}, unavailable("claim", err)
@@ -131,7 +153,12 @@ func (s *store) claim(ctx context.Context, customer string, score int64, ttl tim
 // leave removes the customer's place or ends their session. It reports
 // false when the place is not the customer's.
 func (s *store) leave(ctx context.Context, customer string, score int64) (bool, error) {
-	n, err := leaveScript.Run(ctx, s.rdb, []string{s.k.customers, s.k.queue, s.k.active}, customer, score, postOpenBase).Int()
+	return s.leaveIn(ctx, customer, DefaultQueue, score)
+}
+
+// leaveIn is leave of a place in queue.
+func (s *store) leaveIn(ctx context.Context, customer, queue string, score int64) (bool, error) {
+	n, err := leaveScript.Run(ctx, s.rdb, []string{s.k.customers, s.k.queueKey(queue), s.k.active}, customer, score, postOpenBase).Int()
 	if err != nil {
 		return false, unavailable("leave", err)
 	}
@@ -173,10 +200,20 @@ func (s *store) tick(ctx context.Context, epoch int64, set Settings, batch int64
 	}
 	var nonce [16]byte
 	_, _ = rand.Read(nonce[:])
-	res, err := admitScript.Run(ctx, s.rdb,
-		[]string{s.k.epoch, s.k.active, s.k.queue, s.k.customers, s.k.remaining, s.k.preRank, s.k.watermark, s.k.admitted, s.k.admitLog, s.k.inventory},
-		epoch, set.MaxActive, batch, set.ClaimTimeout.Milliseconds(), paused, openMs, hex.EncodeToString(nonce[:]),
-		strconv.FormatInt(postOpenBase, 10), set.TokenTTL.Milliseconds(), set.SelectionWindow.Milliseconds()).Slice()
+	keys := []string{s.k.epoch, s.k.active, s.k.queue, s.k.customers, s.k.remaining, s.k.preRank, s.k.watermark, s.k.admitted, s.k.admitLog, s.k.inventory}
+	args := []any{epoch, set.MaxActive, batch, set.ClaimTimeout.Milliseconds(), paused, openMs, hex.EncodeToString(nonce[:]),
+		strconv.FormatInt(postOpenBase, 10), set.TokenTTL.Milliseconds(), set.SelectionWindow.Milliseconds()}
+	if len(set.Phases) > 0 {
+		// Several queues, dealt by weight (see admitScript).
+		qs := set.queues(time.Now())
+		keys = append(keys, s.k.wrr, s.k.admittedQ)
+		args = append(args, len(qs), DefaultQueue)
+		for _, q := range qs {
+			keys = append(keys, s.k.queueKey(q.Name), s.k.preRankKey(q.Name), s.k.watermarkKey(q.Name))
+			args = append(args, q.Name, q.Weight, q.OpensAt.UnixMilli())
+		}
+	}
+	res, err := admitScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return tickResult{}, unavailable("admit", err)
 	}
@@ -212,6 +249,9 @@ type state struct {
 	Gen       uint64 // the queue's generation; 0 when Redis has none (lost, or nobody joined yet)
 	Now       time.Time
 	Samples   []sample
+	// Queues are the event's queues' figures when it has phases (then
+	// Waiting is their sum); nil without phases.
+	Queues []queueState
 }
 
 func (s *store) read(ctx context.Context, samples int) (state, error) {
@@ -266,4 +306,39 @@ func toString(v any) string {
 		return strconv.FormatInt(x, 10)
 	}
 	return ""
+}
+
+// queueState is what the snapshot reads of one queue.
+type queueState struct {
+	Name      string
+	Waiting   int64
+	Watermark int64 // -1 before the queue's first admission
+	Admitted  int64
+	Samples   []sample
+}
+
+// readQueues reads each of names' figures in one round trip (a pipeline
+// of queueSnapshotScript).
+func (s *store) readQueues(ctx context.Context, samples int, names []string) ([]queueState, error) {
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(names))
+	for i, n := range names {
+		cmds[i] = queueSnapshotScript.Eval(ctx, pipe, []string{s.k.queueKey(n), s.k.watermarkKey(n), s.k.admittedQ}, samples, n)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, unavailable("snapshot", err)
+	}
+	out := make([]queueState, len(names))
+	for i, c := range cmds {
+		res, err := c.Slice()
+		if err != nil || len(res) < 3 {
+			return nil, unavailable("snapshot", fmt.Errorf("queue %s: %v %v", names[i], res, err))
+		}
+		q := queueState{Name: names[i], Waiting: toInt(res[0]), Watermark: optInt(res[1]), Admitted: toInt(res[2])}
+		for j := 3; j+1 < len(res); j += 2 {
+			q.Samples = append(q.Samples, sample{Rank: toInt(res[j]), Score: toInt(res[j+1])})
+		}
+		out[i] = q
+	}
+	return out, nil
 }

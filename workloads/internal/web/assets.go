@@ -66,6 +66,7 @@ func loadSite() (*site, error) {
 	for name, ctype := range map[string]string{
 		"app.js":  "text/javascript; charset=utf-8",
 		"app.css": "text/css; charset=utf-8",
+		"pow.js":  "text/javascript; charset=utf-8", // the proof-of-work Web Worker
 	} {
 		b, err := fs.ReadFile(assetFS, "assets/"+name)
 		if err != nil {
@@ -76,7 +77,8 @@ func loadSite() (*site, error) {
 		s.hashed[name] = "/assets/" + h
 	}
 	// The HTML names the logical files; point it at the hashed ones.
-	rep := strings.NewReplacer(`"/assets/app.js"`, `"`+s.hashed["app.js"]+`"`, `"/assets/app.css"`, `"`+s.hashed["app.css"]+`"`)
+	rep := strings.NewReplacer(`"/assets/app.js"`, `"`+s.hashed["app.js"]+`"`, `"/assets/app.css"`, `"`+s.hashed["app.css"]+`"`,
+		`"/assets/pow.js"`, `"`+s.hashed["pow.js"]+`"`)
 	for _, p := range []string{"wait", "seats", "order"} {
 		b, err := fs.ReadFile(assetFS, "assets/"+p+".html")
 		if err != nil {

@@ -15,7 +15,7 @@ import (
 
 // browser is one headless Chromium with a fresh profile, phone-sized.
 type browser struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context // the first tab
 	shots string          // screenshots of this test
 	n     int
@@ -33,7 +33,7 @@ func chromiumPath() string {
 // newBrowser starts Chromium for t. Screenshots taken with shot go to a
 // temporary folder that is copied to <module>/testdata-out/<test> when the test
 // fails, or to $TICKETFAIR_WEB_SCREENSHOTS when that is set.
-func newBrowser(t *testing.T) *browser {
+func newBrowser(t testing.TB) *browser {
 	t.Helper()
 	path := chromiumPath()
 	if path == "" {

@@ -24,6 +24,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
+	"github.com/ticketfair/ticketfair/workloads/internal/pow"
 	"github.com/ticketfair/ticketfair/workloads/internal/queue"
 	"github.com/ticketfair/ticketfair/workloads/internal/relay"
 	"github.com/ticketfair/ticketfair/workloads/internal/tickets"
@@ -38,6 +39,7 @@ const (
 	pausedEvent  = 2
 	soldOutEvent = 3
 	preEvent     = 4 // sales open in an hour
+	phasedEvent  = 5 // a members' presale open, the general sale in an hour
 )
 
 // sale is the real services of a small local sale, in this process, on
@@ -119,7 +121,7 @@ func startSale(t *testing.T) *sale {
 		t.Fatal(err)
 	}
 	queues := map[int64]string{}
-	for _, ev := range []int64{saleEvent, pausedEvent, soldOutEvent, preEvent} {
+	for _, ev := range []int64{saleEvent, pausedEvent, soldOutEvent, preEvent, phasedEvent} {
 		q := defaults[config.Queue](t)
 		q.HTTPAddr, q.EventID, q.RedisURL, q.Identity, q.AccessTokenKeys = local, ev, redisURL, ident, accessKeys
 		q.LeaderElection, q.Admitter = false, true
@@ -128,8 +130,13 @@ func startSale(t *testing.T) *sale {
 		switch ev {
 		case pausedEvent:
 			q.Paused = true
+			// The paused sale also asks for a proof of work: the page
+			// solves it in its Web Worker before it can join.
+			q.PowDifficulty, q.PowKeys = 10, pow.GenerateKey()
 		case preEvent:
 			q.SalesOpenAt = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+		case phasedEvent:
+			q.Phases = phasedSale(t)
 		}
 		queues[ev] = start(fmt.Sprintf("queue %d", ev), func(ready func(net.Addr)) error { return queue.Run(ctx, q, ready) })
 	}
@@ -376,6 +383,14 @@ func TestBrowserStates(t *testing.T) {
 		got := evalIn[string](b, b.ctx, `document.getElementById("status").innerText + " " + document.getElementById("status-title").innerText`)
 		if !strings.Contains(strings.ToLower(got), tc.text) {
 			t.Errorf("%s page says %q", tc.state, got)
+		}
+		if tc.ev == pausedEvent {
+			// The page joined with a proof of work (pow.js): it fetched a
+			// challenge, and its join was accepted.
+			n := evalIn[int](b, b.ctx, `performance.getEntriesByType("resource").filter(e => e.name.endsWith("/queue/challenge")).length`)
+			if n < 1 || evalIn[string](b, b.ctx, `(JSON.parse(localStorage.getItem("tf.queue.2") || "{}").queueId || "")`) == "" {
+				t.Errorf("the paused sale's page joined without solving a challenge (%d fetched)", n)
+			}
 		}
 		if tc.state == "prequeue" {
 			// The queue tells salesOpenAt before opening: a countdown shows it.

@@ -86,6 +86,10 @@
     const title = $("status-title"), headline = $("headline"), detail = $("detail");
     const progressWrap = $("progress-wrap"), progress = $("progress"), countdown = $("countdown");
     const updated = $("updated"), errorEl = $("error"), rejoin = $("rejoin");
+    const phaseEl = $("phase"), codeForm = $("code-form"), codeInput = $("code");
+    // An access code comes from the link (?code=) or the form, shown when
+    // a join is refused for want of one.
+    let accessCode = new URLSearchParams(location.search).get("code") || "";
     let id, q = store.get(K.queue), timer = null, opensAt = null, tick = null, stopped = false;
     // The per-person endpoint is asked only when the public state says the
     // admission watermark has passed our place, and otherwise every five
@@ -120,8 +124,16 @@
       tick = setInterval(draw, 1000);
     }
 
+    // showPhase names the sale phase and the queue of the place, when the
+    // sale has phases.
+    function showPhase(phase, queue) {
+      const label = { general: "general sale" }[queue] || queue;
+      text(phaseEl, phase ? "Phase: " + phase + (queue ? " · queue: " + label : "") : "");
+      show(phaseEl, !!phase);
+    }
     function render(d) {
       fail("");
+      if (d.phase || (q && q.phase)) showPhase(d.phase || q.phase, d.queue || (q && q.queue));
       text(updated, "Last updated " + new Date().toLocaleTimeString());
       if (d.salesOpenAt) opensAt = Date.parse(d.salesOpenAt) || opensAt;
       const pre = d.status === "waiting" && (d.preQueue === true || d.salesOpen === false ||
@@ -168,15 +180,53 @@
       if (terminal) { stopped = true; clearTimeout(timer); }
     }
 
+    // A sale may ask for a proof of work at join (403 pow_required): the
+    // page fetches a challenge and solves it in a Web Worker (pow.js), and
+    // the next join carries the solution, once.
+    let powSolution = null, powTries = 0;
+    async function solvePow() {
+      const c = await api("GET", "/events/" + eventId + "/queue/challenge", { headers: bearer(id) });
+      if (c.status !== 200) return false;
+      state("loading", "Checking your browser…", "A short computation the sale asks of every visitor; it takes a few seconds at most.");
+      const res = await new Promise((resolve) => {
+        const w = new Worker(document.body.dataset.powWorker);
+        w.onmessage = (e) => { w.terminate(); resolve(e.data || {}); };
+        w.onerror = () => { w.terminate(); resolve({ error: "The browser check could not run." }); };
+        w.postMessage({ challenge: c.data.challenge, difficulty: c.data.difficulty });
+      });
+      if (res.error) { fail(res.error); return false; }
+      powSolution = { challenge: c.data.challenge, nonce: res.nonce };
+      return true;
+    }
+
     async function join() {
-      const r = await api("POST", "/events/" + eventId + "/queue", { headers: bearer(id) });
+      const body = {};
+      if (powSolution) { body.pow = powSolution; powSolution = null; }
+      if (accessCode) body.code = accessCode;
+      const r = await api("POST", "/events/" + eventId + "/queue", { headers: bearer(id), body: Object.keys(body).length ? body : undefined });
+      if (r.status === 403 && /^pow_/.test(errCode(r)) && powTries < 3) {
+        powTries++;
+        if (await solvePow()) return join();
+        return schedule(advised(r, 5));
+      }
       if (r.status === 401) { id = await identity(true); return schedule(1); }
+      const refusal = errCode(r);
+      if (/^(code_|not_eligible|phase_not_open)/.test(refusal || "")) {
+        // Not now, or not without a (valid) code: say so and offer the form.
+        state("error", errMsg(r));
+        show(codeForm, true);
+        stopped = true;
+        return;
+      }
       if (r.status !== 200 && r.status !== 201) {
         if (r.status === 404) { state("error", "There is no sale with this number."); stopped = true; return; }
         fail(errMsg(r));
         return schedule(advised(r, 5));
       }
-      q = { queueId: r.data.queueId, customer: id.customerId, firstAhead: r.data.ahead, place: r.data.place || 0 };
+      powTries = 0;
+      show(codeForm, false);
+      q = { queueId: r.data.queueId, customer: id.customerId, firstAhead: r.data.ahead, place: r.data.place || 0,
+        queue: r.data.queue || "", phase: r.data.phase || "" };
       store.set(K.queue, q);
       lastPersonal = Date.now();
       return handle(r);
@@ -204,8 +254,14 @@
       if (!q) return join();
       const r = await api("GET", "/events/" + eventId + "/queue/state", { cache: "default" });
       if (r.status !== 200) { fail(errMsg(r)); return schedule(advised(r, 5)); }
-      const s = r.data;
+      let s = r.data;
       if (s.soldOut) return render({ status: "sold_out" });
+      // A sale with phases: our own queue's figures and opening.
+      const mine = q.queue && (s.queues || []).find((x) => x.name === q.queue);
+      if (mine) {
+        s = { ...s, salesOpen: mine.open, salesOpenAt: mine.opensAt, watermark: mine.watermark, waiting: mine.waiting,
+          samples: mine.samples, admissionRate: mine.admissionRate };
+      }
       if (!s.salesOpen) {
         render({ status: "waiting", salesOpen: false, salesOpenAt: s.salesOpenAt });
         const left = (Date.parse(s.salesOpenAt) - Date.now()) / 1000;
@@ -244,6 +300,13 @@
       schedule(advised(r, 5));
     }
 
+    codeForm.addEventListener("submit", (e) => {
+      e.preventDefault();
+      accessCode = codeInput.value.trim();
+      stopped = false;
+      state("loading", "Joining the queue…");
+      join();
+    });
     rejoin.addEventListener("click", () => {
       store.del(K.queue); q = null; stopped = false; show(rejoin, false);
       state("loading", "Joining the queue again…");

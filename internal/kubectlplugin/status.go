@@ -1,0 +1,269 @@
+package kubectlplugin
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
+	"github.com/ticketfair/ticketfair/controllers/render"
+)
+
+// none stands for a figure that is unknown or does not apply.
+const none = "—"
+
+// EventStatus is what status shows of one TicketEvent; -o json and -o yaml
+// print it as is. A null figure is not known yet (the queue or the booking
+// service has not reported it) or, for etaSeconds, there is no end to give.
+type EventStatus struct {
+	Namespace     string      `json:"namespace"`
+	Name          string      `json:"name"`
+	EventID       int64       `json:"eventId"`
+	Phase         Phase       `json:"phase"`
+	SalesOpenAt   metav1.Time `json:"salesOpenAt"`
+	Waiting       *int64      `json:"waiting"`
+	Active        *int64      `json:"active"`
+	RatePerSecond int32       `json:"ratePerSecond"`
+	ETASeconds    *int64      `json:"etaSeconds"`
+	Sold          *int64      `json:"sold"`
+	SeatsTotal    int64       `json:"seatsTotal"`
+	Held          *int64      `json:"held"`
+	Remaining     *int64      `json:"remaining"`
+	// Ready is the Ready condition's status: True, False or Unknown.
+	Ready        string       `json:"ready"`
+	ReadyReason  string       `json:"readyReason,omitempty"`
+	ReadyMessage string       `json:"readyMessage,omitempty"`
+	UpdatedAt    *metav1.Time `json:"updatedAt"`
+}
+
+// StatusOf derives the EventStatus of te at now.
+func StatusOf(te *ticketsv1alpha1.TicketEvent, now time.Time) EventStatus {
+	s := EventStatus{
+		Namespace:     te.Namespace,
+		Name:          te.Name,
+		EventID:       te.Spec.EventID,
+		Phase:         PhaseOf(te, now),
+		SalesOpenAt:   te.Spec.SalesOpenAt,
+		RatePerSecond: RatePerSecond(te),
+		SeatsTotal:    te.Status.SeatsTotal,
+		Ready:         string(metav1.ConditionUnknown),
+	}
+	if s.SeatsTotal == 0 { // not reconciled yet
+		s.SeatsTotal = render.SeatsTotal(te)
+	}
+	if sale := te.Status.Sale; sale != nil {
+		s.Waiting, s.Active = &sale.Waiting, &sale.Active
+		s.Sold, s.Held, s.Remaining = known(sale.Sold), known(sale.Held), known(sale.Remaining)
+		if !sale.UpdatedAt.IsZero() {
+			s.UpdatedAt = &sale.UpdatedAt
+		}
+		if eta, ok := QueueETA(sale.Waiting, s.RatePerSecond, s.Phase); ok {
+			secs := int64(eta / time.Second)
+			s.ETASeconds = &secs
+		}
+	}
+	if c := meta.FindStatusCondition(te.Status.Conditions, ticketsv1alpha1.ConditionReady); c != nil {
+		s.Ready, s.ReadyReason, s.ReadyMessage = string(c.Status), c.Reason, c.Message
+	}
+	return s
+}
+
+// known is n, or nil for the -1 of a figure not published yet.
+func known(n int64) *int64 {
+	if n < 0 {
+		return nil
+	}
+	return &n
+}
+
+func (p *plugin) statusCommand() *cobra.Command {
+	var output string
+	var all bool
+	c := &cobra.Command{
+		Use:   "status [NAME]",
+		Short: "Show how a sale stands: phase, queue, admission rate, seats, readiness",
+		Long: `Show how one TicketEvent's sale stands, or every sale of the namespace as a table.
+
+Phase is derived from the TicketEvent: SoldOut once status.sale.soldOut,
+else Paused while spec.admission.paused, else Scheduled before
+spec.salesOpenAt, else Open. ETA is how long admitting everyone now waiting
+takes at the admission rate (a lower bound: admission also stops at
+maxActive and at the seats left); "—" when nobody waits or the sale is
+paused or sold out. Figures the services have not reported yet show as "—"
+(null in JSON and YAML). Needs get (with NAME) or list (without) on ticketevents.`,
+		Example: `  kubectl ticketfair status summer-stadium
+  kubectl ticketfair status -n sales
+  kubectl ticketfair status summer-stadium -o json`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageError{fmt.Errorf("status takes at most one TicketEvent NAME, got %d arguments", len(args)), c.CommandPath()}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "" && output != "json" && output != "yaml" {
+				return usageError{fmt.Errorf("unknown output format %q: use -o json or -o yaml (default: a table)", output), cmd.CommandPath()}
+			}
+			if all && len(args) > 0 {
+				return usageError{fmt.Errorf("a NAME cannot be combined with --all-namespaces"), cmd.CommandPath()}
+			}
+			c, ns, err := p.kube.connect()
+			if err != nil {
+				return err
+			}
+			now := p.now()
+			if len(args) == 1 {
+				var te ticketsv1alpha1.TicketEvent
+				if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: args[0]}, &te); err != nil {
+					return explain(err, "get", ns, args[0])
+				}
+				s := StatusOf(&te, now)
+				if output != "" {
+					return write(p.out, output, s)
+				}
+				return writeDetail(p.out, s, now)
+			}
+			var list ticketsv1alpha1.TicketEventList
+			var opts []client.ListOption
+			if all {
+				ns = ""
+			} else {
+				opts = append(opts, client.InNamespace(ns))
+			}
+			if err := c.List(cmd.Context(), &list, opts...); err != nil {
+				return explain(err, "list", ns, "")
+			}
+			items := make([]EventStatus, len(list.Items))
+			for i := range list.Items {
+				items[i] = StatusOf(&list.Items[i], now)
+			}
+			slices.SortFunc(items, func(a, b EventStatus) int {
+				return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+			})
+			if output != "" {
+				return write(p.out, output, struct {
+					Items []EventStatus `json:"items"`
+				}{items})
+			}
+			if len(items) == 0 {
+				where := fmt.Sprintf("namespace %q", ns)
+				if all {
+					where = "any namespace"
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "No TicketEvents found in %s.\n", where)
+				return nil
+			}
+			return writeTable(p.out, items, all, now)
+		},
+	}
+	c.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (default: human-readable)")
+	c.Flags().BoolVarP(&all, "all-namespaces", "A", false, "list the TicketEvents of every namespace (needs list on ticketevents cluster-wide)")
+	return c
+}
+
+// write prints v as JSON or YAML.
+func write(w io.Writer, format string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if format == "yaml" {
+		if b, err = yaml.JSONToYAML(b); err != nil {
+			return err
+		}
+	} else {
+		b = append(b, '\n')
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+func writeTable(w io.Writer, items []EventStatus, withNamespace bool, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	head := "NAME\tPHASE\tWAITING\tACTIVE\tRATE\tETA\tSOLD\tHELD\tREMAINING\tREADY\tUPDATED"
+	if withNamespace {
+		head = "NAMESPACE\t" + head
+	}
+	fmt.Fprintln(tw, head)
+	for _, s := range items {
+		if withNamespace {
+			fmt.Fprintf(tw, "%s\t", s.Namespace)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/s\t%s\t%s/%d\t%s\t%s\t%s\t%s\n",
+			s.Name, s.Phase, num(s.Waiting), num(s.Active), s.RatePerSecond, eta(s.ETASeconds),
+			num(s.Sold), s.SeatsTotal, num(s.Held), num(s.Remaining), s.Ready, ago(s.UpdatedAt, now))
+	}
+	return tw.Flush()
+}
+
+func writeDetail(w io.Writer, s EventStatus, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
+	ready := s.Ready
+	if s.ReadyReason != "" {
+		ready += " (" + s.ReadyReason + ": " + s.ReadyMessage + ")"
+	}
+	updated := none
+	if s.UpdatedAt != nil {
+		updated = timestamp(*s.UpdatedAt) + " (" + ago(s.UpdatedAt, now) + ")"
+	}
+	opens := timestamp(s.SalesOpenAt)
+	if d := s.SalesOpenAt.Sub(now); d > 0 {
+		opens += " (in " + duration.HumanDuration(d) + ")"
+	} else {
+		opens += " (" + duration.HumanDuration(-d) + " ago)"
+	}
+	for _, row := range [][2]string{
+		{"Name", s.Name},
+		{"Namespace", s.Namespace},
+		{"Event", fmt.Sprint(s.EventID)},
+		{"Phase", string(s.Phase)},
+		{"Sales open at", opens},
+		{"Waiting", num(s.Waiting)},
+		{"Active", num(s.Active)},
+		{"Admission rate", fmt.Sprintf("%d/s", s.RatePerSecond)},
+		{"Queue ends in", eta(s.ETASeconds)},
+		{"Sold", num(s.Sold) + " of " + fmt.Sprint(s.SeatsTotal) + " seats"},
+		{"Held", num(s.Held)},
+		{"Remaining", num(s.Remaining)},
+		{"Ready", ready},
+		{"Updated", updated},
+	} {
+		fmt.Fprintf(tw, "%s:\t%s\n", row[0], row[1])
+	}
+	return tw.Flush()
+}
+
+func num(n *int64) string {
+	if n == nil {
+		return none
+	}
+	return fmt.Sprint(*n)
+}
+
+func eta(secs *int64) string {
+	if secs == nil {
+		return none
+	}
+	return duration.HumanDuration(time.Duration(*secs) * time.Second)
+}
+
+// ago is how long before now t was, as kubectl prints ages.
+func ago(t *metav1.Time, now time.Time) string {
+	if t == nil {
+		return none
+	}
+	return duration.HumanDuration(now.Sub(t.Time)) + " ago"
+}
+
+func timestamp(t metav1.Time) string { return t.UTC().Format(time.RFC3339) }
