@@ -185,7 +185,8 @@ type SalePhase struct {
 	// +kubebuilder:validation:XValidation:rule="self >= 1",message="phases[].maxSeatsPerCustomer must be at least 1"
 	// +optional
 	MaxSeatsPerCustomer *int32 `json:"maxSeatsPerCustomer,omitempty"`
-	// Sections, when set, are the only sections of seating the phase sells.
+	// Sections, when set, are the only sections of seating the phase sells
+	// (at most 100 names of at most 16 characters).
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:items:MaxLength=16
 	// +listType=set
@@ -206,8 +207,8 @@ type PhaseQueue struct {
 	// wait, e.g. members 3 : general 1. At least 1.
 	// +kubebuilder:validation:XValidation:rule="self >= 1",message="phases[].queues[].weight must be at least 1"
 	Weight int32 `json:"weight"`
-	// Tiers are the identity token's tier claim values that may enter;
-	// empty: anyone.
+	// Tiers are the identity token's tier claim values that may enter
+	// (at most 16 values of at most 64 characters); empty: anyone.
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=64
 	// +listType=set
@@ -331,7 +332,7 @@ type Identity struct {
 	Audience string `json:"audience,omitempty"`
 	// TierClaim names the claim of identity tokens whose string value is
 	// the customer's tier (e.g. "member"), which presale phases admit by.
-	// Unset, the workloads' default claim name applies.
+	// At most 64 characters. Unset, the workloads' default claim name applies.
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z][A-Za-z0-9_.:/-]*$') && !(self in ['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti'])",message="identity.tierClaim must be a claim name (a letter, then letters, digits, _ . : / -, e.g. https://example.com/tier) and not a registered claim (iss, sub, aud, exp, nbf, iat, jti)"
 	// +optional
