@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
@@ -22,7 +23,7 @@ func phasedEvent(name string) *ticketsv1alpha1.TicketEvent {
 	te := minimalEvent("default", name)
 	at := time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)
 	te.Spec.Phases = []ticketsv1alpha1.SalePhase{
-		{Name: "presale", OpensAt: metav1.NewTime(at), Queues: []ticketsv1alpha1.PhaseQueue{
+		{Name: "presale", OpensAt: metav1.NewTime(at), MaxSeatsPerCustomer: ptr.To[int32](2), Queues: []ticketsv1alpha1.PhaseQueue{
 			{Name: "members", Weight: 1, Tiers: []string{"member"}}, {Name: "invited", Weight: 1, AccessCode: true}}},
 		{Name: "sale", OpensAt: metav1.NewTime(at.Add(time.Hour)), Sections: []string{"A"}, Queues: []ticketsv1alpha1.PhaseQueue{
 			{Name: "members", Weight: 3, Tiers: []string{"member"}}, {Name: "general", Weight: 1}}},
@@ -53,6 +54,7 @@ func TestPhasesValidated(t *testing.T) {
 		{func(te *ticketsv1alpha1.TicketEvent) { te.Spec.Phases[0].Queues[0].Name = "Members" }, "phases[].queues[].name must be lower-case"},
 		{func(te *ticketsv1alpha1.TicketEvent) { te.Spec.Phases[0].Name = "pre sale" }, "phases[].name must be lower-case"},
 		{func(te *ticketsv1alpha1.TicketEvent) { te.Spec.Phases[0].Queues = nil }, "spec.phases[0].queues"},
+		{func(te *ticketsv1alpha1.TicketEvent) { te.Spec.Phases[0].MaxSeatsPerCustomer = ptr.To[int32](5) }, "phases[].maxSeatsPerCustomer must not exceed holds.maxSeatsPerCustomer"},
 	} {
 		te := phasedEvent(fmt.Sprintf("phases-bad-%d", i))
 		tc.mutate(te)

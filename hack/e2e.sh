@@ -25,8 +25,10 @@ fi
 hack/cluster.sh import "$image_dir/ticketfair.tar"
 
 # loadtest and audit drive and check the sale from the host: they are in
-# the development binary, not in the image.
+# the development binary, not in the image. Access codes are issued with
+# the image's own ticketfair binary, as an operator would.
 CGO_ENABLED=0 go build -trimpath -o bin/ticketfair-dev ./workloads/cmd/ticketfair-dev
+tool=$(realpath "$image_dir/root/ticketfair")
 go test -c -tags e2e -o bin/e2e.test ./test/e2e
 kube=$(hack/build-kube.sh "$KUBE_VERSION" "$ETCD_VERSION" | tail -1)
 logs=$(mktemp -d /tmp/ticketfair-e2e.XXXXXX)
@@ -38,5 +40,6 @@ TICKETFAIR_E2E_KUBECONFIG=$cluster_dir/pki/admin.kubeconfig \
 TICKETFAIR_E2E_NODE_IP=$node_ip \
 TICKETFAIR_E2E_IMAGE=${IMG:-ticketfair:dev} \
 TICKETFAIR_E2E_BINARY=$(realpath ../../bin/ticketfair-dev) \
+TICKETFAIR_E2E_TOOL=$tool \
 TICKETFAIR_E2E_LOGS=$logs \
   ../../hack/cluster.sh exec ../../bin/e2e.test -test.v -test.count=1 -test.timeout=45m -test.run "${E2E_RUN:-.}" 2>&1 | tee "$logs/e2e.log"

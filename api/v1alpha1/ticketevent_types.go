@@ -26,6 +26,7 @@ import (
 // are admitted from the waiting room into seat selection.
 // +kubebuilder:validation:XValidation:rule="!has(self.payment) || !has(self.payment.timeout) || !has(self.holds) || !has(self.holds.ttl) || !self.payment.timeout.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || !self.holds.ttl.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.payment.timeout) < duration(self.holds.ttl)",message="payment.timeout must be shorter than holds.ttl, so a payment cannot complete after its hold expired",fieldPath=".payment.timeout",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!has(self.phases) || self.phases.all(p, !has(p.sections) || p.sections.all(n, self.seating.sections.exists(x, x.name == n)))",message="phases[].sections must name sections of seating.sections",fieldPath=".phases",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.phases) || !has(self.holds) || !has(self.holds.maxSeatsPerCustomer) || self.phases.all(p, !has(p.maxSeatsPerCustomer) || p.maxSeatsPerCustomer <= self.holds.maxSeatsPerCustomer)",message="phases[].maxSeatsPerCustomer must not exceed holds.maxSeatsPerCustomer, the event's limit",fieldPath=".phases",reason=FieldValueInvalid
 type TicketEventSpec struct {
 	// EventID is the numeric id of the event used in the REST paths
 	// (/events/{eventId}/...). It cannot be changed once set. At least 1.
@@ -181,12 +182,17 @@ type SalePhase struct {
 	// +listType=map
 	// +listMapKey=name
 	Queues []PhaseQueue `json:"queues"`
-	// MaxSeatsPerCustomer, when set, is the phase's own seat limit per customer.
+	// MaxSeatsPerCustomer, when set, is the phase's own seat limit per
+	// customer, at most holds.maxSeatsPerCustomer: booking holds a customer
+	// admitted under the phase to it, counting the seats they hold or
+	// bought in any phase. Unset: the event's limit. A late payment is held
+	// to the event's limit.
 	// +kubebuilder:validation:XValidation:rule="self >= 1",message="phases[].maxSeatsPerCustomer must be at least 1"
 	// +optional
 	MaxSeatsPerCustomer *int32 `json:"maxSeatsPerCustomer,omitempty"`
 	// Sections, when set, are the only sections of seating the phase sells
-	// (at most 100 names of at most 16 characters).
+	// to the customers admitted under it (at most 100 names of at most 16
+	// characters); booking refuses their holds of other seats.
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:items:MaxLength=16
 	// +listType=set

@@ -51,3 +51,27 @@ func phases(src []ticketsv1alpha1.SalePhase) (string, error) {
 	}
 	return string(b), nil
 }
+
+// bookingPhases renders spec.phases as booking's TICKETFAIR_PHASES: what a
+// hold follows, each phase's name, seat limit and sections ("" without
+// phases). The queue's part (openings, queues, weights) is left out, so
+// that a live change of it does not roll booking's pods; a change of a
+// limit or of sections does, and the new pods apply it.
+func bookingPhases(src []ticketsv1alpha1.SalePhase) (string, error) {
+	if len(src) == 0 {
+		return "", nil
+	}
+	out := make([]config.Phase, 0, len(src))
+	for _, p := range src {
+		ph := config.Phase{Name: p.Name, Sections: p.Sections}
+		if p.MaxSeatsPerCustomer != nil {
+			ph.MaxSeatsPerCustomer = int(*p.MaxSeatsPerCustomer)
+		}
+		out = append(out, ph)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return "", fmt.Errorf("booking phases: %w", err)
+	}
+	return string(b), nil
+}

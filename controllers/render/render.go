@@ -329,6 +329,9 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 	}
 	brefs.secret(&b.ServiceToken, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyServiceToken})
 	b.Seating = Seating(s.Seating.Sections)
+	if b.Phases, err = bookingPhases(s.Phases); err != nil {
+		return nil, err
+	}
 	if port, err = httpPort(b.HTTPAddr); err != nil {
 		return nil, err
 	}

@@ -3,8 +3,10 @@
 // Package e2e runs the product's main path on a real single-node cluster
 // (hack/cluster.sh: kubelet, containerd, runc, kube-proxy, PodSecurity):
 // the chart installed with Helm, a TicketEvent applied with kubectl, and a
-// sale driven by `ticketfair-dev loadtest` through the Services, disrupted
-// while it runs, then audited with `ticketfair-dev audit`. Run it with
+// two-phase sale (a members' presale with access codes, then the general
+// sale with weighted queues) driven by `ticketfair-dev loadtest` through
+// the Services, disrupted while it runs, then audited with
+// `ticketfair-dev audit`. Run it with
 // `make e2e`, which builds the image, brings the cluster up when it is not
 // and runs this test inside the cluster's network namespace.
 package e2e
@@ -15,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +65,7 @@ func TestSaleOnKubernetes(t *testing.T) {
 	nodeIP := env(t, "TICKETFAIR_E2E_NODE_IP", "")
 	image := env(t, "TICKETFAIR_E2E_IMAGE", "ticketfair:dev")
 	bin := env(t, "TICKETFAIR_E2E_BINARY", "") // ticketfair-dev: loadtest and audit
+	tool := env(t, "TICKETFAIR_E2E_TOOL", "")  // ticketfair, as in the image: access-codes
 	customers, _ := strconv.Atoi(env(t, "TICKETFAIR_E2E_CUSTOMERS", "5000"))
 	logs := env(t, "TICKETFAIR_E2E_LOGS", t.TempDir())
 
@@ -111,7 +115,8 @@ metadata:
 		c.k("-n", saleNS, "create", "secret", "generic", name, "--from-literal="+kv[0]+"="+kv[1])
 	}
 
-	// 3. The TicketEvent: the sample, smaller, opening in a minute.
+	// 3. The TicketEvent: the sample, smaller, its presale opening in a
+	// minute and the general sale presaleFor later.
 	te := sampleEvent(t, root, svc.brokers)
 	manifest, err := yaml.Marshal(te)
 	if err != nil {
@@ -131,6 +136,27 @@ metadata:
 	}
 	queueURL, bookingURL, ticketsURL := clusterIP(render.Queue), clusterIP(render.Booking), clusterIP(render.Tickets)
 
+	// 3b. Access codes for the presale, issued with `ticketfair
+	// access-codes` from the key in the keys Secret the operator made: one
+	// batch for the crowd's code holders, a later one and one of another
+	// event for the probes.
+	presaleAt, generalAt := phaseOpensAt(te, presale), phaseOpensAt(te, generalSale)
+	keyFile := codeKeyFile(t, c, te, logs)
+	holders := int(math.Ceil(codeHoldersShare * float64(customers)))
+	codesCSV, codes := issueCodes(t, tool, keyFile, filepath.Join(logs, "codes.csv"), te.Spec.EventID, presale, 1, holders)
+	_, probe := issueCodes(t, tool, keyFile, filepath.Join(logs, "codes-probe.csv"), te.Spec.EventID, presale, holders+1, 1)
+	_, other := issueCodes(t, tool, keyFile, filepath.Join(logs, "codes-other-event.csv"), te.Spec.EventID+1, presale, 1, 1)
+	if slices.Contains(codes, probe[0]) || slices.Contains(codes, other[0]) {
+		t.Fatalf("a later batch or another event's batch repeats a code of the first")
+	}
+	t.Logf("ticketfair access-codes: %d codes for phase %s (%s), e.g. %s", len(codes), presale, codesCSV, codes[0])
+	// The probes need the presale not yet open.
+	if time.Until(presaleAt) > 5*time.Second {
+		probeJoins(t, queueURL, te, identitySecret, probe[0], other[0])
+	} else {
+		t.Errorf("the presale opens in %v: too soon to probe the joins before it", time.Until(presaleAt).Round(time.Second))
+	}
+
 	ctx, stopSampling := context.WithCancel(context.Background())
 	defer stopSampling()
 	stats := &statsPoller{}
@@ -144,7 +170,8 @@ metadata:
 	lt := exec.Command(bin, "loadtest", "--queue-url", queueURL, "--booking-url", bookingURL, "--tickets-url", ticketsURL,
 		"--event-id", strconv.FormatInt(te.Spec.EventID, 10), "--sales-open-at", te.Spec.SalesOpenAt.UTC().Format(time.RFC3339),
 		"--identity-issuer", te.Spec.Identity.Issuer, "--identity-audience", te.Spec.Identity.Audience,
-		"--customers", strconv.Itoa(customers), "--profile", "prequeue=0.05,joinwindow=20s,holdexpire=0,thinktime=1s",
+		"--customers", strconv.Itoa(customers), "--access-codes", codesCSV,
+		"--profile", fmt.Sprintf("prequeue=0.05,joinwindow=20s,holdexpire=0,thinktime=1s,members=%g,codeholders=%g", membersShare, codeHoldersShare),
 		"--deadline", "12m", "--seed", "12", "--report-json", resultPath)
 	lt.Env = append(os.Environ(), "TICKETFAIR_LOADTEST_IDENTITY_SECRET="+identitySecret, "TICKETFAIR_LOADTEST_WEBHOOK_SECRET="+webhookSecret)
 	ltLog, err := os.Create(filepath.Join(logs, "loadtest.log"))
@@ -172,8 +199,22 @@ metadata:
 		}
 		return nil
 	})
-	getTE := strings.TrimSpace(c.k("-n", saleNS, "get", "te"))
-	t.Logf("kubectl get te\n%s", getTE)
+	// The presale: kubectl get te shows it, and the status its queues:
+	// members and code holders admitted, the general queue not.
+	var getTE string
+	eventually(t, "kubectl get te shows the presale", max(time.Until(generalAt), time.Second), func() error {
+		getTE = strings.TrimSpace(c.k("-n", saleNS, "get", "te"))
+		st := saleStatus(c, te)
+		m, _ := queueStatus(st, membersQueue)
+		if p := phaseColumn(getTE); p != presale || st.Phase != presale || m.Admitted == 0 {
+			return fmt.Errorf("phase column %q, status %+v", p, st)
+		}
+		if g, ok := queueStatus(st, generalQueue); !ok || g.Admitted != 0 || g.Weight != generalWeight {
+			return fmt.Errorf("general queue in the presale: %+v (listed %v), want weight %d, none admitted", g, ok, generalWeight)
+		}
+		return nil
+	})
+	t.Logf("kubectl get te\n%s\nqueues %+v", getTE, saleStatus(c, te).Queues)
 
 	// 5a. Live spec change: the running admitter follows within 5 s.
 	c.k("-n", saleNS, "patch", "te", te.Name, "--type=merge", "-p", fmt.Sprintf(`{"spec":{"admission":{"maxActive":%d}}}`, raisedMaxActive))
@@ -227,6 +268,37 @@ metadata:
 		t.Errorf("kubectl get te unchanged during the sale:\n%s", getTE2)
 	}
 
+	// 5e. The general sale opens: kubectl get te shows it; the status has
+	// members at weight 3 next to general at 1, both waiting, and
+	// admissions from general.
+	eventually(t, "kubectl get te shows the general sale", time.Until(generalAt)+time.Minute, func() error {
+		out := strings.TrimSpace(c.k("-n", saleNS, "get", "te"))
+		if p := phaseColumn(out); p != generalSale {
+			return fmt.Errorf("phase column %q:\n%s", p, out)
+		}
+		t.Logf("kubectl get te\n%s", out)
+		return nil
+	})
+	var general ticketsv1alpha1.SaleStatus
+	var bothWaited bool
+	eventually(t, "status.sale.queues in the general sale", time.Minute, func() error {
+		general = saleStatus(c, te)
+		m, okm := queueStatus(general, membersQueue)
+		g, okg := queueStatus(general, generalQueue)
+		if !okm || !okg || m.Weight != membersWeight || g.Weight != generalWeight {
+			return fmt.Errorf("queues %+v: want %s at weight %d and %s at %d", general.Queues, membersQueue, membersWeight, generalQueue, generalWeight)
+		}
+		bothWaited = bothWaited || (m.Waiting > 0 && g.Waiting > 0)
+		if g.Admitted == 0 || !bothWaited {
+			return fmt.Errorf("queues %+v: want admissions from %s and people waiting in both", general.Queues, generalQueue)
+		}
+		return nil
+	})
+	t.Logf("status.sale in the general sale: phase %s, queues %+v", general.Phase, general.Queues)
+	if cq, ok := queueStatus(general, codesQueue); !ok || cq.Admitted == 0 {
+		t.Errorf("status.sale.queues: %s %+v (listed %v), want admissions", codesQueue, cq, ok)
+	}
+
 	// 6. The sale ends; audit it.
 	select {
 	case err := <-ltDone:
@@ -237,6 +309,21 @@ metadata:
 		t.Fatal("loadtest still running after 13m")
 	}
 	stopSampling()
+	// From the stats the queue served during the sale: no queue admitted
+	// before its phase opened, and while members and general both waited
+	// members had 3 of every 4 admissions.
+	if early := stats.earlyAdmissions(map[string]time.Time{membersQueue: presaleAt, codesQueue: presaleAt, generalQueue: generalAt}); len(early) > 0 {
+		t.Errorf("admissions before their phase opened: %v", early)
+	}
+	sharedM, sharedG := stats.sharedAdmissions(generalAt.Add(time.Second))
+	share, want, ok := weightShare(sharedM, sharedG)
+	t.Logf("while both waited: %s %d, %s %d admitted: %s's share %.3f, its weight's %.3f", membersQueue, sharedM, generalQueue, sharedG, membersQueue, share, want)
+	switch {
+	case sharedM+sharedG < 40:
+		t.Errorf("only %d admissions while %s and %s both waited: too few to measure the weights", sharedM+sharedG, membersQueue, generalQueue)
+	case !ok:
+		t.Errorf("%s's share %.3f while both waited, want %.3f ±0.05", membersQueue, share, want)
+	}
 	b, err := os.ReadFile(resultPath)
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +342,8 @@ metadata:
 	}
 	audit := exec.Command(bin, "audit", "--event-id", strconv.FormatInt(te.Spec.EventID, 10),
 		"--max-active", strconv.Itoa(raisedMaxActive), "--loadtest-json", resultPath,
-		"--report-json", filepath.Join(logs, "audit.json"), "--wait", "2m")
+		"--report-json", filepath.Join(logs, "audit.json"), "--wait", "2m",
+		"--sales-open-at", presaleAt.UTC().Format(time.RFC3339), "--phases", phasesJSON(t, c, te))
 	audit.Env = append(os.Environ(), "TICKETFAIR_AUDIT_DATABASE_URL="+svc.databaseURL, "TICKETFAIR_AUDIT_REDIS_URL="+svc.redisURL)
 	out, err := audit.CombinedOutput()
 	t.Logf("ticketfair-dev audit\n%s", out)
@@ -272,6 +360,7 @@ metadata:
 	if rep.SeatsSold != int64(seatCount(te)) {
 		t.Errorf("sold %d seats of %d", rep.SeatsSold, seatCount(te))
 	}
+	checkAuditQueues(t, readAuditQueues(t, filepath.Join(logs, "audit.json")))
 	// Only 503 with Retry-After (retried by the crowd) may fail a request:
 	// no connection refused or reset, no other 5xx.
 	for _, e := range res.Endpoints {
@@ -360,7 +449,8 @@ metadata:
 
 // sampleEvent is config/samples' TicketEvent, scaled to this machine:
 // 2,000 seats, a Kafka broker of this test, every workload's resources left
-// to the operator's defaults (which this sale measures), no autoscaler.
+// to the operator's defaults (which this sale measures), no autoscaler;
+// with the presale and the general sale (withPhases).
 func sampleEvent(t *testing.T, root string, brokers []string) *ticketsv1alpha1.TicketEvent {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, "config/samples/tickets_v1alpha1_ticketevent.yaml"))
@@ -373,6 +463,7 @@ func sampleEvent(t *testing.T, root string, brokers []string) *ticketsv1alpha1.T
 	}
 	te.Namespace = saleNS
 	te.Spec.SalesOpenAt = metav1.NewTime(time.Now().Add(75 * time.Second).Truncate(time.Second))
+	withPhases(&te)
 	te.Spec.Seating.Sections = te.Spec.Seating.Sections[:2]
 	for i := range te.Spec.Seating.Sections {
 		te.Spec.Seating.Sections[i].Rows, te.Spec.Seating.Sections[i].SeatsPerRow = 20, 50
@@ -444,24 +535,15 @@ func checkGrace(t *testing.T, c *cli, te *ticketsv1alpha1.TicketEvent) {
 	t.Helper()
 	var d appsv1.Deployment
 	c.getJSON(&d, "-n", saleNS, "get", "deploy", render.Name(te, render.Booking))
-	pod := d.Spec.Template.Spec
-	grace := time.Duration(ptr.Deref(pod.TerminationGracePeriodSeconds, 30)) * time.Second
-	setting := func(name string) time.Duration {
-		for _, e := range pod.Containers[0].Env {
-			if e.Name == name && e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
-				var cm corev1.ConfigMap
-				c.getJSON(&cm, "-n", saleNS, "get", "configmap", e.ValueFrom.ConfigMapKeyRef.Name)
-				v, err := time.ParseDuration(cm.Data[e.ValueFrom.ConfigMapKeyRef.Key])
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				return v
-			}
+	grace := time.Duration(ptr.Deref(d.Spec.Template.Spec.TerminationGracePeriodSeconds, 30)) * time.Second
+	duration := func(name string) time.Duration {
+		v, err := time.ParseDuration(setting(t, c, te, render.Booking, name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
-		t.Fatalf("booking has no %s from its ConfigMap", name)
-		return 0
+		return v
 	}
-	drain, shutdown := setting("TICKETFAIR_DRAIN_DELAY"), setting("TICKETFAIR_SHUTDOWN_GRACE")
+	drain, shutdown := duration("TICKETFAIR_DRAIN_DELAY"), duration("TICKETFAIR_SHUTDOWN_GRACE")
 	t.Logf("booking: drain %v + shutdown grace %v within terminationGracePeriod %v", drain, shutdown, grace)
 	if drain == 0 {
 		t.Errorf("booking does not drain: the Service may still send it connections after SIGTERM")

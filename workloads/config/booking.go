@@ -12,10 +12,14 @@ type Booking struct {
 	AccessTokens
 	RateLimits
 
-	AccessTokenJWKSURL   string        `env:"TICKETFAIR_ACCESS_TOKEN_JWKS_URL" flag:"access-token-jwks-url" usage:"JWKS URL of the queue service (instead of TICKETFAIR_ACCESS_TOKEN_KEYS)"`
-	HoldTTL              time.Duration `env:"TICKETFAIR_HOLD_TTL" flag:"hold-ttl" default:"5m" usage:"how long held seats stay reserved"`
-	PaymentTimeout       time.Duration `env:"TICKETFAIR_PAYMENT_TIMEOUT" flag:"payment-timeout" usage:"how long the payment provider's checkout for a hold may stay open, shorter than the hold TTL so no payment completes after its hold expired; holds and orders carry it as payBy (default: 4/5 of the hold TTL)"`
-	MaxSeatsPerCustomer  int           `env:"TICKETFAIR_MAX_SEATS_PER_CUSTOMER" flag:"max-seats-per-customer" default:"4" usage:"seats one customer may hold or buy"`
+	AccessTokenJWKSURL  string        `env:"TICKETFAIR_ACCESS_TOKEN_JWKS_URL" flag:"access-token-jwks-url" usage:"JWKS URL of the queue service (instead of TICKETFAIR_ACCESS_TOKEN_KEYS)"`
+	HoldTTL             time.Duration `env:"TICKETFAIR_HOLD_TTL" flag:"hold-ttl" default:"5m" usage:"how long held seats stay reserved"`
+	PaymentTimeout      time.Duration `env:"TICKETFAIR_PAYMENT_TIMEOUT" flag:"payment-timeout" usage:"how long the payment provider's checkout for a hold may stay open, shorter than the hold TTL so no payment completes after its hold expired; holds and orders carry it as payBy (default: 4/5 of the hold TTL)"`
+	MaxSeatsPerCustomer int           `env:"TICKETFAIR_MAX_SEATS_PER_CUSTOMER" flag:"max-seats-per-customer" default:"4" usage:"seats one customer may hold or buy"`
+	// Phases are the sale's phases, as the queue reads them (a JSON list
+	// of Phase): a hold follows the seat limit and the sections of the
+	// phase its access token names.
+	Phases               string        `env:"TICKETFAIR_PHASES" flag:"phases" usage:"the sale's phases as JSON, as the queue's: a hold keeps to the maxSeatsPerCustomer (at most max-seats-per-customer) and sections of the phase its access token names (empty: no phases)"`
 	WebhookSecrets       string        `env:"TICKETFAIR_WEBHOOK_SECRETS" flag:"webhook-secrets" secret:"true" usage:"comma-separated payment webhook secrets (several during rotation)"`
 	StripeWebhookSecrets string        `env:"TICKETFAIR_STRIPE_WEBHOOK_SECRETS" flag:"stripe-webhook-secrets" secret:"true" usage:"comma-separated Stripe webhook signing secrets (whsec_...): enables the Stripe-shaped webhook POST /payments/stripe/webhook"`
 	WebhookTolerance     time.Duration `env:"TICKETFAIR_WEBHOOK_TOLERANCE" flag:"webhook-tolerance" default:"5m" usage:"accepted age of a webhook timestamp"`

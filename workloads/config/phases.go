@@ -6,9 +6,11 @@ import "time"
 // accept are admitted. The queue reads the phases as JSON from
 // Queue.Phases; the operator renders them from TicketEvent.spec.phases.
 type Phase struct {
-	Name    string       `json:"name"`
-	OpensAt time.Time    `json:"opensAt"`
-	Queues  []PhaseQueue `json:"queues"`
+	Name string `json:"name"`
+	// OpensAt and Queues are the queue's; booking's rendering leaves them
+	// out (see the operator's bookingPhases).
+	OpensAt time.Time    `json:"opensAt,omitzero"`
+	Queues  []PhaseQueue `json:"queues,omitempty"`
 	// MaxSeatsPerCustomer, when set, is the phase's own seat limit.
 	MaxSeatsPerCustomer int `json:"maxSeatsPerCustomer,omitempty"`
 	// Sections, when set, are the only sections the phase sells.

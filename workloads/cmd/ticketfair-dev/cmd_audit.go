@@ -27,6 +27,8 @@ func runAudit(ctx context.Context, args []string) error {
 	result := fs.String("loadtest-json", "", "the result of `ticketfair-dev loadtest --report-json`")
 	reportJSON := fs.String("report-json", "", "also write the report as JSON to this file")
 	wait := fs.Duration("wait", time.Minute, "how long to wait for the last paid seats' tickets")
+	phases := fs.String("phases", "", "the sale's phases as JSON, the queue's TICKETFAIR_PHASES: checks weights, access codes and openings (default: a sale without phases)")
+	openAt := fs.String("sales-open-at", "", "RFC 3339 opening time of the sale (the first phase's): the report times the sell-out tail from it (default: no tail row)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: ticketfair-dev audit [flags]\n\nThe sale's records come from the environment: TICKETFAIR_AUDIT_DATABASE_URL (PostgreSQL)\nand TICKETFAIR_AUDIT_REDIS_URL (Redis). Exits 1 when a promise was broken.\n\nflags:")
 		fs.PrintDefaults()
@@ -42,6 +44,18 @@ func runAudit(ctx context.Context, args []string) error {
 	if cfg.DatabaseURL == "" || cfg.Redis.RedisURL == "" || *result == "" || cfg.MaxActive <= 0 {
 		fs.Usage()
 		return errors.New("set TICKETFAIR_AUDIT_DATABASE_URL, TICKETFAIR_AUDIT_REDIS_URL, -loadtest-json and -max-active")
+	}
+	if *openAt != "" {
+		t, err := time.Parse(time.RFC3339, *openAt)
+		if err != nil {
+			return fmt.Errorf("-sales-open-at: %w", err)
+		}
+		cfg.SalesOpenAt = t
+	}
+	if *phases != "" {
+		if err := json.Unmarshal([]byte(*phases), &cfg.Phases); err != nil {
+			return fmt.Errorf("-phases: %w", err)
+		}
 	}
 	b, err := os.ReadFile(*result)
 	if err != nil {

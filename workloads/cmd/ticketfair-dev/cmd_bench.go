@@ -18,6 +18,8 @@ func runBench(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "length of each measurement")
 	fs.IntVar(&o.Concurrency, "concurrency", 64, "closed-loop clients of the HTTP measurements")
 	fs.StringVar(&o.Markdown, "out", "", "also write the results table to this file")
+	fs.BoolVar(&o.HoldsOnly, "holds-only", false, "run the hold measurements alone (pgbench hold_seats, booking.Store, HTTP); -out is not written")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the HTTP holds (the bench serves them in-process) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

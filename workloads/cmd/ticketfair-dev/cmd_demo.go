@@ -24,8 +24,13 @@ func runDemo(ctx context.Context, args []string) error {
 	fs.IntVar(&o.AdmitRate, "admit-rate", o.AdmitRate, "admissions per second")
 	fs.DurationVar(&o.OpensIn, "opens-in", o.OpensIn, "sales open this long after start; earlier joins form the shuffled pre-queue")
 	fs.DurationVar(&o.HoldTTL, "hold-ttl", o.HoldTTL, "seat hold lifetime")
+	fs.BoolVar(&o.Phases, "phases", o.Phases, "a presale first: members (the member tier) and code holders from --opens-in, everyone --presale-for later, members weighted 3 to 1 (false: one general queue)")
+	fs.DurationVar(&o.PresaleFor, "presale-for", o.PresaleFor, "how long the presale runs before the general sale opens")
+	fs.Float64Var(&o.Members, "members", o.Members, "share of the crowd who are members, with --phases")
+	fs.Float64Var(&o.CodeHolders, "code-holders", o.CodeHolders, "share of the crowd who hold a presale access code, with --phases")
 	fs.StringVar(&o.Profile, "profile", "", "crowd overrides, e.g. abandon=0.05,webhooktwice=0.2 (see ticketfair-dev loadtest -h)")
 	fs.StringVar(&o.ReportJSON, "report-json", "", "also write the report as JSON to this file")
+	fs.IntVar(&o.CrowdNice, "crowd-nice", o.CrowdNice, "niceness of this process (the crowd, the broker, the edge) once the sale's servers run, so the load generator does not starve what it measures (0: none; not with --faults)")
 	fs.StringVar(&o.CPUProfiles, "cpu-profiles", "", "write a CPU profile of every Go process of the sale into this directory, and end the report with where the CPU went (with Redis's time per command and the local PostgreSQL's per statement)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep logs and server data for inspection")
 	fs.StringVar(&o.RedisURL, "redis-url", "", "use this Redis instead of starting one (in sentinel mode: the sentinels)")
@@ -59,6 +64,13 @@ func runDemo(ctx context.Context, args []string) error {
 			return err
 		}
 		o.Faults = &plan
+		// A fault plan tests one general queue unless asked for phases:
+		// a Redis that loses its data loses the redeemed codes too.
+		explicit := false
+		fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "phases" })
+		if !explicit {
+			o.Phases = false
+		}
 	}
 	if *brokers != "" {
 		o.KafkaBrokers = strings.Split(*brokers, ",")

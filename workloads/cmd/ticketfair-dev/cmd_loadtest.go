@@ -27,8 +27,11 @@ func runLoadtest(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.IdentityIssuer, "identity-issuer", "ticketfair-identity", "iss of the identity tokens the crowd presents")
 	fs.StringVar(&cfg.IdentityAudience, "identity-audience", "ticketfair", "aud of the identity tokens")
 	fs.StringVar(&cfg.Currency, "currency", "EUR", "currency of payments")
+	fs.StringVar(&cfg.TierClaim, "tier-claim", "", "claim of the members' identity tokens that holds their tier (default: the services' default claim)")
+	fs.StringVar(&cfg.MemberTier, "member-tier", loadtest.DefaultMemberTier, "tier the members' identity tokens carry (profile members=F)")
+	codes := fs.String("access-codes", "", "CSV of `ticketfair access-codes`: one code for each code holder (profile codeholders=F)")
 	openAt := fs.String("sales-open-at", "", "RFC 3339 opening time: customers before it join the pre-queue (default: now)")
-	profile := fs.String("profile", "", "crowd overrides: customers=N,prequeue=F,joinwindow=D,abandon=F,noclaim=F,holdexpire=F,webhooktwice=F,webhooklate=F,payfail=F,maxseats=N,concurrency=N,seatretries=N,minpoll=D,thinktime=D,ticketpollfor=D")
+	profile := fs.String("profile", "", "crowd overrides: customers=N,prequeue=F,members=F,codeholders=F,joinwindow=D,abandon=F,noclaim=F,holdexpire=F,webhooktwice=F,webhooklate=F,payfail=F,maxseats=N,concurrency=N,seatretries=N,minpoll=D,thinktime=D,ticketpollfor=D")
 	customers := fs.Int("customers", 1000, "simulated customers")
 	reportJSON := fs.String("report-json", "", "write the result as JSON to this file")
 	fs.DurationVar(&cfg.Deadline, "deadline", 30*time.Minute, "give up after this long")
@@ -51,6 +54,17 @@ func runLoadtest(ctx context.Context, args []string) error {
 			return fmt.Errorf("-sales-open-at: %w", err)
 		}
 		cfg.SalesOpenAt = t
+	}
+	if *codes != "" {
+		f, err := os.Open(*codes)
+		if err != nil {
+			return fmt.Errorf("-access-codes: %w", err)
+		}
+		cfg.AccessCodes, err = loadtest.ReadCodesCSV(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("-access-codes %s: %w", *codes, err)
+		}
 	}
 	p := loadtest.DefaultProfile()
 	p.Customers = *customers

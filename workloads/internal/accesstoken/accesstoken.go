@@ -40,6 +40,10 @@ type Claims struct {
 	jwt.RegisteredClaims
 	EventID   int64  `json:"eid"`
 	SessionID string `json:"sid"`
+	// Phase is the sale phase the customer was admitted under; booking
+	// applies its seat limit and sections. Absent in a sale without
+	// phases, so tokens signed before phases existed verify unchanged.
+	Phase string `json:"ph,omitempty"`
 }
 
 // Customer returns the customer id (the subject).
@@ -124,8 +128,14 @@ func GenerateKey(kid string) (string, error) {
 	return kid + ":" + base64.StdEncoding.EncodeToString(seed), nil
 }
 
-// Sign issues a token for customer in event with session sid, valid for ttl.
+// Sign issues a token for customer in event with session sid, valid for ttl,
+// in a sale without phases.
 func (ks *KeySet) Sign(eventID int64, customer, sid string, now time.Time, ttl time.Duration) (string, time.Time, error) {
+	return ks.SignPhase(eventID, customer, sid, "", now, ttl)
+}
+
+// SignPhase is Sign for a customer admitted under phase ("": none).
+func (ks *KeySet) SignPhase(eventID int64, customer, sid, phase string, now time.Time, ttl time.Duration) (string, time.Time, error) {
 	k := ks.keys[0]
 	exp := now.Add(ttl)
 	c := Claims{
@@ -140,6 +150,7 @@ func (ks *KeySet) Sign(eventID int64, customer, sid string, now time.Time, ttl t
 		},
 		EventID:   eventID,
 		SessionID: sid,
+		Phase:     phase,
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
 	t.Header["kid"] = k.ID
@@ -245,6 +256,9 @@ func (v *Verifier) Verify(token string, eventID int64) (*Claims, error) {
 	}
 	if c.Subject == "" || c.SessionID == "" || !httpapi.CleanText(c.Subject) || !httpapi.CleanText(c.SessionID) {
 		return nil, fmt.Errorf("%w: token has no usable subject or session", ErrInvalid)
+	}
+	if !httpapi.CleanText(c.Phase) {
+		return nil, fmt.Errorf("%w: token has an unusable phase", ErrInvalid)
 	}
 	return &c, nil
 }

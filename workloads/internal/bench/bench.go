@@ -46,6 +46,11 @@ type Options struct {
 	Concurrency int           // closed-loop workers of the HTTP measurements
 	Out         io.Writer
 	Markdown    string // write the results table here too
+	// HoldsOnly runs the hold measurements alone and prints their rows;
+	// Markdown is not written.
+	HoldsOnly bool
+	// CPUProfile, when set, receives a CPU profile of the HTTP holds.
+	CPUProfile string
 }
 
 // Row is one figure and its baseline.
@@ -90,6 +95,9 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	defer slog.SetDefault(prev)
+	if o.HoldsOnly {
+		return runHolds(ctx, o, dir, rs.URL, pg.URL, logf)
+	}
 
 	// Baselines.
 	logf("baseline: redis-benchmark running the join script ...")
@@ -225,29 +233,11 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	logf("ticketfair: hold_seats run by pgbench on booking's seats ...")
-	holdSeatsTPS, err := pgbench(ctx, s.databaseURL, dir, "hold_seats", holdSeatsScript, pgbenchClients, int(o.Duration.Seconds()))
+	h, err := s.measureHoldSection(ctx, dir, hc, o, logf)
 	if err != nil {
 		return nil, err
 	}
-	sweptPgbench, err := s.sweep(ctx)
-	if err != nil {
-		return nil, err
-	}
-	logf("ticketfair: holds through booking.Store, as many clients as pgbench ...")
-	storeHolds, err := s.measureStoreHolds(ctx, o, pgbenchClients)
-	if err != nil {
-		return nil, err
-	}
-	sweptStore, err := s.sweep(ctx)
-	if err != nil {
-		return nil, err
-	}
-	logf("ticketfair: holds ...")
-	holds, err := s.measureHolds(ctx, hc, o)
-	if err != nil {
-		return nil, err
-	}
+	holdSeatsTPS, storeHolds, holds := h.pgbenchTPS, h.store, h.http
 	// After the holds, so the map is a mix of held and available seats.
 	logf("ticketfair: seat map bytes at 50,000 seats ...")
 	time.Sleep(1100 * time.Millisecond) // the seat map cache's refresh
@@ -258,7 +248,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 
 	// A rate of failing calls measures nothing.
 	for name, m := range map[string]measurement{"plain handler": plain, "joins, one call each": joinsOne, "joins": joins,
-		"polls": polls, "holds through the store": storeHolds, "holds": holds} {
+		"polls": polls} {
 		if m.Errors > (m.Ops+m.Errors)/100 {
 			return nil, fmt.Errorf("bench: %s: %d of %d calls failed, the first: %v", name, m.Errors, m.Ops+m.Errors, m.FirstErr)
 		}
@@ -273,6 +263,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		{What: "pgbench hold_seats/s", PerSecond: holdSeatsTPS, Baseline: "pgbench conditional UPDATE", BaselineRPS: pgbenchTPS},
 		{What: "booking holds/s (HTTP)", PerSecond: holds.PerSecond, P50: holds.P50, P99: holds.P99, Baseline: "pgbench conditional UPDATE", BaselineRPS: pgbenchTPS},
 		{What: "booking holds/s (HTTP)", PerSecond: holds.PerSecond, P50: holds.P50, P99: holds.P99, Baseline: "plain Go handler (POST + bearer)", BaselineRPS: plain.PerSecond},
+		h.ratioRow(),
 		// The admitter's primitive, for reference: members popped per second.
 		{What: "(reference only)", Baseline: "redis-benchmark ZPOPMIN 100, members/s", BaselineRPS: zpopRPS * 100},
 	}
@@ -280,13 +271,11 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		background.cpu, o.Duration, cpuBatched, joins.Ops, float64(joins.Ops)/float64(max(batched.scripts, 1)), cpuOne, joinsOne.Ops, cpuBatched/cpuOne)
 	cpuLine += fmt.Sprintf("Redis CPU per 100,000 joins, the same scripts run by redis-benchmark before the services start: %.2f s coalesced (%d a call, 4 connections) vs %.2f s one call per join (50 connections): %.2fx\n",
 		cpuAloneBatched*1e5, aloneJoinsPerCall, cpuAloneOne*1e5, cpuAloneBatched/cpuAloneOne)
-	sweepLine := fmt.Sprintf("\nbooking's sweep of the expired holds, one connection, batches of 1,000: after pgbench hold_seats %s; after the store's holds %s\n", sweptPgbench, sweptStore)
+	sweepLine := h.sweepLine()
 	table := formatRows(rows, o) + cpuLine + sweepLine + formatWaiting([]waitingCost{before, after}) + seatBytes
 	fmt.Fprint(o.Out, table)
 	if o.Markdown != "" {
-		doc := "# Benchmark results\n\nProduced by `make bench` (`ticketfair-dev bench`): every figure comes from ONE run on one machine, " +
-			"so the ratios compare; absolute numbers on a shared machine are noisy.\n" + table
-		if err := os.WriteFile(o.Markdown, []byte(doc), 0o644); err != nil {
+		if err := writeLatest(o.Markdown, table); err != nil {
 			return rows, err
 		}
 	}
@@ -435,24 +424,30 @@ func serve(ctx context.Context, s *services, run func(context.Context, func(net.
 	}
 }
 
-// measureHolds holds one random seat per request for distinct customers
-// with active sessions: the uncontended hold path.
-func (s *services) measureHolds(ctx context.Context, hc *http.Client, o Options) (measurement, error) {
-	n := 60000
+// holdTokens admits n customers: their access tokens, with active
+// sessions.
+func (s *services) holdTokens(ctx context.Context, n int) ([]string, error) {
 	tokens := make([]string, n)
 	pipe := s.rdb.Pipeline()
 	for i := 0; i < n; i++ {
 		sid := fmt.Sprintf("bench-s%d", i)
 		tok, _, err := s.keys.Sign(eventID, fmt.Sprintf("h%d", i), sid, time.Now(), time.Hour)
 		if err != nil {
-			return measurement{}, err
+			return nil, err
 		}
 		tokens[i] = tok
 		pipe.ZAdd(ctx, zone.ActiveKey(eventID), redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: sid})
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return measurement{}, err
+		return nil, err
 	}
+	return tokens, nil
+}
+
+// measureHolds holds one random seat per request for distinct customers
+// with active sessions (holdTokens): the uncontended hold path.
+func (s *services) measureHolds(ctx context.Context, hc *http.Client, o Options, tokens []string) measurement {
+	n := len(tokens)
 	seats := benchSeats()
 	var mu sync.Mutex
 	next := 0
@@ -466,7 +461,7 @@ func (s *services) measureHolds(ctx context.Context, hc *http.Client, o Options)
 		}
 		body, _ := json.Marshal(map[string]any{"seats": []string{seats[k%len(seats)]}})
 		return call(ctx, hc, http.MethodPost, s.bookingURL+"/events/1/holds", map[string]string{"X-Queue-Token": tokens[k], "Content-Type": "application/json"}, string(body), nil, http.StatusCreated)
-	}), nil
+	})
 }
 
 // benchSeats are the bench event's 50,000 seat ids.

@@ -17,6 +17,7 @@ import (
 // decides an expiry.
 func TestExpiryReadsNoLocalClock(t *testing.T) {
 	allowed := map[string]int{
+		"booking/gate.go gated":         3, // the gate's wait and the transaction's latency
 		"booking/keys.go refresh":       2, // rate limit of JWKS refetches
 		"booking/metrics.go instrument": 2, // request durations
 		"booking/seatmap.go get":        2, // age of the cached seat map

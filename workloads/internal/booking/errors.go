@@ -41,22 +41,60 @@ type BadSeatIDError struct{ Seat string }
 
 func (e *BadSeatIDError) Error() string { return fmt.Sprintf("bad seat id %q", e.Seat) }
 
-// TooManySeatsError: one request asks for more seats than a customer may have.
-type TooManySeatsError struct{ Limit int }
+// TooManySeatsError: one request asks for more seats than a customer may
+// have (in Phase, when the limit is the phase's).
+type TooManySeatsError struct {
+	Limit int
+	Phase string
+}
 
 func (e *TooManySeatsError) Error() string {
-	return fmt.Sprintf("at most %d seats per customer", e.Limit)
+	return fmt.Sprintf("at most %d seats per customer%s", e.Limit, inPhase(e.Phase))
 }
 
 // SeatLimitError: the customer already holds or bought Already seats, and
-// the request would take them past Limit.
+// the request would take them past Limit (Phase's, when set).
 type SeatLimitError struct {
 	Limit   int
 	Already int64
+	Phase   string
 }
 
 func (e *SeatLimitError) Error() string {
-	return fmt.Sprintf("customer holds or bought %d seats; the limit is %d", e.Already, e.Limit)
+	return fmt.Sprintf("customer holds or bought %d seats; the limit is %d%s", e.Already, e.Limit, inPhase(e.Phase))
+}
+
+// UnknownPhaseError: the access token names a phase this sale does not have.
+type UnknownPhaseError struct{ Phase string }
+
+func (e *UnknownPhaseError) Error() string { return fmt.Sprintf("unknown phase %q", e.Phase) }
+
+// SectionNotInPhaseError: Seats are in sections Phase does not sell; it
+// sells Sections.
+type SectionNotInPhaseError struct {
+	Phase    string
+	Seats    []string
+	Sections []string
+}
+
+func (e *SectionNotInPhaseError) Error() string {
+	return fmt.Sprintf("seats %s are outside the sections of phase %s", strings.Join(e.Seats, ", "), e.Phase)
+}
+
+// inPhase is " in phase <phase>", or nothing without a phase.
+func inPhase(phase string) string {
+	if phase == "" {
+		return ""
+	}
+	return " in phase " + phase
+}
+
+// withPhase adds the phase to an error's extra fields when there is one.
+func withPhase(extra map[string]any, phase string) map[string]any {
+	if phase != "" {
+		extra["phase"] = phase
+	}
+	return extra
 }
 
 // The booking API's own request errors, each with its HTTP status.
@@ -87,6 +125,8 @@ func httpError(err error) error {
 		badID       *BadSeatIDError
 		tooMany     *TooManySeatsError
 		limit       *SeatLimitError
+		noPhase     *UnknownPhaseError
+		outside     *SectionNotInPhaseError
 	)
 	switch {
 	case err == nil:
@@ -106,14 +146,23 @@ func httpError(err error) error {
 	case errors.As(err, &badID):
 		return badRequest("bad_seat_id", "seat id %q is not of the form <section>-<row>-<seat>", truncate(badID.Seat, 40))
 	case errors.As(err, &tooMany):
-		return badRequest("too_many_seats", "at most %d seats per customer", tooMany.Limit)
+		return &httpapi.Error{Status: http.StatusBadRequest, Code: "too_many_seats",
+			Message: fmt.Sprintf("at most %d seats per customer%s", tooMany.Limit, inPhase(tooMany.Phase)),
+			Extra:   withPhase(map[string]any{"limit": tooMany.Limit}, tooMany.Phase)}
+	case errors.As(err, &noPhase):
+		return &httpapi.Error{Status: http.StatusForbidden, Code: "unknown_phase",
+			Message: fmt.Sprintf("your access token names phase %q, which this sale does not have; rejoin the queue", truncate(noPhase.Phase, 40))}
+	case errors.As(err, &outside):
+		return &httpapi.Error{Status: http.StatusForbidden, Code: "section_not_in_phase",
+			Message: fmt.Sprintf("phase %s sells only sections %s; nothing was held", outside.Phase, strings.Join(outside.Sections, ", ")),
+			Extra:   map[string]any{"phase": outside.Phase, "sections": outside.Sections, "seats": outside.Seats}}
 	case errors.As(err, &unknown):
 		return &httpapi.Error{Status: http.StatusBadRequest, Code: "unknown_seats",
 			Message: "some seats do not exist", Extra: map[string]any{"unknown": unknown.Seats}}
 	case errors.As(err, &limit):
 		return &httpapi.Error{Status: http.StatusConflict, Code: "seat_limit",
-			Message: fmt.Sprintf("you already hold or bought %d seats; the limit is %d", limit.Already, limit.Limit),
-			Extra:   map[string]any{"limit": limit.Limit, "alreadyHeld": limit.Already}}
+			Message: fmt.Sprintf("you already hold or bought %d seats; the limit is %d%s", limit.Already, limit.Limit, inPhase(limit.Phase)),
+			Extra:   withPhase(map[string]any{"limit": limit.Limit, "alreadyHeld": limit.Already}, limit.Phase)}
 	case errors.As(err, &unavailable):
 		return &httpapi.Error{Status: http.StatusConflict, Code: "seats_unavailable",
 			Message: "some seats are no longer available; nothing was held",

@@ -14,7 +14,7 @@ import (
 
 // routePatterns are the patterns the service registers.
 func routePatterns(e *env) []string {
-	return (&service{metrics: newMetrics(e.pool)}).routes().Patterns()
+	return (&service{metrics: newMetrics(e.pool, newGate(4))}).routes().Patterns()
 }
 
 // NUL, invalid UTF-8 and control characters in every wildcard, query and

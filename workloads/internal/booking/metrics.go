@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
+	"github.com/ticketfair/ticketfair/workloads/internal/txgate"
 )
 
 // metrics live on the service's own registry, so several services can run
@@ -29,9 +30,10 @@ type metrics struct {
 	providerRefunds *prometheus.CounterVec
 	reqDuration     *prometheus.HistogramVec
 	holdDuration    prometheus.Histogram
+	gateWait        prometheus.Histogram
 }
 
-func newMetrics(pool *pgxpool.Pool) *metrics {
+func newMetrics(pool *pgxpool.Pool, gate *txgate.Gate) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		holds: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -69,11 +71,15 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"route", "code"}),
 		holdDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "ticketfair_booking_hold_transaction_seconds", Help: "Latency of the hold transaction, retries included.",
+			Name: "ticketfair_booking_hold_transaction_seconds", Help: "Latency of the hold transaction, retries included, without the wait in the gate.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 		}),
+		gateWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "ticketfair_booking_tx_gate_wait_seconds", Help: "Wait of hold and payment transactions in the gate that keeps PostgreSQL's load steady.",
+			Buckets: []float64{.0001, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}),
 	}
-	m.reg.MustRegister(m.holds, m.confirms, m.refunds, m.sweeps, m.sweptRows, m.remaining, m.seats, m.lastSweep, m.depErrors, m.providerRefunds, m.reqDuration, m.holdDuration,
+	m.reg.MustRegister(m.holds, m.confirms, m.refunds, m.sweeps, m.sweptRows, m.remaining, m.seats, m.lastSweep, m.depErrors, m.providerRefunds, m.reqDuration, m.holdDuration, m.gateWait,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Exposed at 0 from the start, so rates and alerts see the first event.
 	for _, r := range []string{"ok", "conflict", "limit", "rejected", "error"} {
@@ -91,7 +97,7 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 	for _, r := range []string{"ok", "error"} {
 		m.sweeps.WithLabelValues(r)
 	}
-	m.reg.MustRegister(newPoolCollector(pool))
+	m.reg.MustRegister(newPoolCollector(pool), newGateCollector(gate))
 	return m
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
 	"github.com/ticketfair/ticketfair/workloads/internal/ratelimit"
 	"github.com/ticketfair/ticketfair/workloads/internal/retry"
+	"github.com/ticketfair/ticketfair/workloads/internal/txgate"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 	"github.com/ticketfair/ticketfair/workloads/openapi"
 	"github.com/ticketfair/ticketfair/workloads/redisconn"
@@ -54,7 +55,9 @@ type service struct {
 	stripeSecrets []string
 	metrics       *metrics
 	// limits refuses floods of holds (nil: no limits).
-	limits   *ratelimit.Policy
+	limits *ratelimit.Policy
+	// gate queues holds and payments so PostgreSQL sees a steady load.
+	gate     *txgate.Gate
 	seatMap  *seatCache
 	migrated atomic.Bool
 
@@ -80,6 +83,22 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 	}
 	if len(cfg.Currency) != 3 {
 		return fmt.Errorf("booking: currency %q is not an ISO 4217 code", cfg.Currency)
+	}
+	// The phases' sections are checked against the seating when booking
+	// is told it (the operator renders both; the CRD checks them too).
+	var sections []string
+	if cfg.Seating != "" {
+		seating, err := ParseSeating(cfg.Seating)
+		if err != nil {
+			return fmt.Errorf("booking: %w", err)
+		}
+		for _, sec := range seating {
+			sections = append(sections, sec.Name)
+		}
+	}
+	phases, err := parsePhases(cfg.Phases, cfg.MaxSeatsPerCustomer, sections)
+	if err != nil {
+		return fmt.Errorf("booking: %w", err)
 	}
 	var keys *keySource
 	switch {
@@ -108,12 +127,15 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 	}
 	defer rdb.Close()
 
+	gate := newGate(cfg.DatabaseMaxConns)
 	store := NewStore(pool, cfg.EventID, cfg.HoldTTL, cfg.MaxSeatsPerCustomer, cfg.Currency)
 	store.paymentTimeout = cfg.PaymentTimeout
+	store.phases = phases
 	s := &service{
 		cfg: cfg, pool: pool, rdb: rdb, keys: keys,
 		store:   store,
-		metrics: newMetrics(pool),
+		gate:    gate,
+		metrics: newMetrics(pool, gate),
 	}
 	s.seatMap = &seatCache{store: s.store, maxAge: cfg.SeatMapRefresh}
 	s.limits = &ratelimit.Policy{L: ratelimit.New(rdb, zone.Prefix(cfg.EventID)), Cfg: cfg.RateLimits}
@@ -156,7 +178,7 @@ func (s *service) routes() *httpapi.Mux {
 		mux.Handle(pattern, httpapi.Observe(s.metrics.reqDuration, prometheus.Labels{"route": pattern}, s.handle(h)))
 	}
 	handle("GET /events/{eventId}/seats", s.seats)
-	handle("POST /events/{eventId}/holds", s.holdLimited(s.hold))
+	handle("POST /events/{eventId}/holds", s.hold)
 	handle("DELETE /events/{eventId}/holds/{orderId}", s.release)
 	handle("POST /payments/webhook", s.webhook)
 	handle("POST "+StripeWebhookPath, s.stripeWebhook)
@@ -179,9 +201,13 @@ func (s *service) checkEvent(r *http.Request) error {
 	return nil
 }
 
-// queueClaims verifies the X-Queue-Token. Holding needs the queue session
-// to be still active; reading or releasing one's own order does not (the
-// session ends with the purchase).
+// queueClaims verifies the X-Queue-Token, once per request: the
+// signature check is the costliest step of a hold outside PostgreSQL.
+// Holding (needActive) is counted against the hold limits of its customer
+// and client network, so a flood is refused before it costs the session
+// check or a transaction, and needs the queue session to be still active;
+// reading or releasing one's own order does not (the session ends with
+// the purchase).
 func (s *service) queueClaims(r *http.Request, needActive bool) (*accesstoken.Claims, error) {
 	tok := strings.TrimSpace(r.Header.Get(QueueTokenHeader))
 	if tok == "" {
@@ -194,6 +220,9 @@ func (s *service) queueClaims(r *http.Request, needActive bool) (*accesstoken.Cl
 		return nil, &e
 	}
 	if needActive {
+		if err := s.limits.Check(r.Context(), ratelimit.Hold, c.Customer(), "", r); err != nil {
+			return nil, err
+		}
 		active, err := zone.SessionActive(r.Context(), s.rdb, s.cfg.EventID, c.SessionID)
 		if err != nil {
 			return nil, httpapi.Unavailable("the session store", err)
@@ -253,9 +282,13 @@ func (s *service) hold(w http.ResponseWriter, r *http.Request) (err error) {
 	if err := httpapi.DecodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	start := time.Now()
-	h, err := s.store.Hold(r.Context(), c.Subject, c.SessionID, req.Seats)
-	s.metrics.holdDuration.Observe(time.Since(start).Seconds())
+	var h *Hold
+	err = s.gated(r.Context(), func() (err error) {
+		start := time.Now()
+		h, err = s.store.HoldInPhase(r.Context(), c.Subject, c.SessionID, c.Phase, req.Seats)
+		s.metrics.holdDuration.Observe(time.Since(start).Seconds())
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -431,7 +464,11 @@ func confirmErrResult(err error) string {
 // webhook: it counts the outcome and, after a fresh payment, frees the
 // customer's queue session.
 func (s *service) settle(ctx context.Context, p Payment) (*Order, error) {
-	res, err := s.store.Confirm(ctx, p)
+	var res *ConfirmResult
+	err := s.gated(ctx, func() (err error) {
+		res, err = s.store.Confirm(ctx, p)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,9 @@ type Store struct {
 	paymentTimeout time.Duration
 	maxSeats       int
 	currency       string
+	// phases are the rules of the sale's phases by name (parsePhases); nil
+	// in a sale without phases.
+	phases map[string]phaseRule
 }
 
 // NewStore returns the store of one event.
@@ -87,14 +90,15 @@ func (s *Store) retrying(ctx context.Context, run func() error) error {
 	}
 }
 
-// checkSeats validates a hold request's seats and returns them sorted (the
-// order every transaction locks seats in, so holds cannot deadlock).
-func (s *Store) checkSeats(seats []string) ([]string, error) {
+// checkSeats validates a hold request's seats under r and returns them
+// sorted (the order every transaction locks seats in, so holds cannot
+// deadlock).
+func (s *Store) checkSeats(seats []string, r phaseRule) ([]string, error) {
 	if len(seats) == 0 {
 		return nil, ErrNoSeats
 	}
-	if len(seats) > s.maxSeats {
-		return nil, &TooManySeatsError{Limit: s.maxSeats}
+	if len(seats) > r.maxSeats {
+		return nil, &TooManySeatsError{Limit: r.maxSeats, Phase: r.name}
 	}
 	sorted := slices.Clone(seats)
 	slices.Sort(sorted)
@@ -105,6 +109,9 @@ func (s *Store) checkSeats(seats []string) ([]string, error) {
 		if i > 0 && sorted[i-1] == id {
 			return nil, ErrDuplicateSeat
 		}
+	}
+	if out := r.sectionsRefused(sorted); out != nil {
+		return nil, &SectionNotInPhaseError{Phase: r.name, Seats: out, Sections: r.allowedSections()}
 	}
 	return sorted, nil
 }
@@ -144,13 +151,25 @@ const holdRefusedCode = "TFH01"
 // conditional UPDATE per seat in sorted order, each recording the seat as
 // the order's. A refused check raises, which rolls it all back.
 func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []string) (*Hold, error) {
-	sorted, err := s.checkSeats(seats)
+	return s.HoldInPhase(ctx, customer, sessionID, "", seats)
+}
+
+// HoldInPhase is Hold for a customer admitted under phase ("": none, the
+// event's limit and every section). The phase's seat limit replaces the
+// event's in the limit check; a phase booking does not know and seats
+// outside the phase's sections are refused before the database is asked.
+func (s *Store) HoldInPhase(ctx context.Context, customer, sessionID, phase string, seats []string) (*Hold, error) {
+	r, err := s.rule(phase)
+	if err != nil {
+		return nil, err
+	}
+	sorted, err := s.checkSeats(seats, r)
 	if err != nil {
 		return nil, err
 	}
 	var res *Hold
 	err = s.retrying(ctx, func() (err error) {
-		res, err = s.holdOnce(ctx, customer, sessionID, sorted)
+		res, err = s.holdOnce(ctx, customer, sessionID, sorted, r)
 		return err
 	})
 	if err != nil {
@@ -159,16 +178,16 @@ func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []st
 	return res, nil
 }
 
-func (s *Store) holdOnce(ctx context.Context, customer, sessionID string, sorted []string) (*Hold, error) {
+func (s *Store) holdOnce(ctx context.Context, customer, sessionID string, sorted []string, r phaseRule) (*Hold, error) {
 	orderID := uuid.New()
 	var (
 		expires time.Time
 		amount  string
 	)
 	err := s.pool.QueryRow(ctx, holdSQL, s.eventID, orderID, customer, sessionID, s.currency,
-		s.holdTTL.Milliseconds(), s.maxSeats, sorted).Scan(&expires, &amount)
+		s.holdTTL.Milliseconds(), r.maxSeats, sorted).Scan(&expires, &amount)
 	if err != nil {
-		return nil, s.holdRefusal(err)
+		return nil, holdRefusal(err, r)
 	}
 	total, err := ParseCents(amount)
 	if err != nil {
@@ -178,9 +197,9 @@ func (s *Store) holdOnce(ctx context.Context, customer, sessionID string, sorted
 		ExpiresAt: expires.UTC(), PayBy: expires.Add(s.paymentTimeout - s.holdTTL).UTC()}, nil
 }
 
-// holdRefusal turns hold_seats's refusal into the business error it stands
-// for; any other error is returned as it is.
-func (s *Store) holdRefusal(err error) error {
+// holdRefusal turns hold_seats's refusal, under r, into the business error
+// it stands for; any other error is returned as it is.
+func holdRefusal(err error, r phaseRule) error {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != holdRefusedCode {
 		return err
@@ -191,7 +210,7 @@ func (s *Store) holdRefusal(err error) error {
 		if perr != nil {
 			return fmt.Errorf("seat_limit detail %q: %w", pe.Detail, perr)
 		}
-		return &SeatLimitError{Limit: s.maxSeats, Already: already}
+		return &SeatLimitError{Limit: r.maxSeats, Already: already, Phase: r.name}
 	case "seats_unavailable":
 		// The hint lists the refused seats that do not exist (00009): an
 		// unknown seat is bad input, a taken one a conflict.

@@ -111,7 +111,7 @@ func (s *sale) audit(ctx context.Context, res *loadtest.Result, before, after ma
 	earlier := append([][]string(nil), s.faults.admitLogs...)
 	s.faults.mu.Unlock()
 	rep, err := Audit(ctx, AuditConfig{DatabaseURL: s.db, Redis: s.redisConfig(), EventID: s.o.EventID, MaxActive: s.o.MaxActive,
-		EarlierAdmitLogs: earlier, SalesOpenAt: s.open}, res)
+		EarlierAdmitLogs: earlier, SalesOpenAt: s.open, Phases: s.phases}, res)
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +148,10 @@ type AuditConfig struct {
 	// SalesOpenAt, when set, times the sale's tail from the ledger
 	// (Report.SellOut).
 	SalesOpenAt time.Time
+	// Phases, when set, are the sale's phases (Queue.Phases): the audit
+	// then checks the weighted shares, the access codes and that nobody
+	// was admitted before their queue opened (phases.go).
+	Phases []config.Phase
 }
 
 // auditCards checks by SQL that no card bought more than the seat limit
@@ -176,7 +180,8 @@ func auditCards(ctx context.Context, conn *pgx.Conn, cfg AuditConfig) (string, e
 // Audit checks a finished sale from its records and the crowd's result:
 // nothing sold twice (by SQL on the ledger), one ticket per sold seat,
 // nobody admitted twice, FIFO admission after opening (from the queue's
-// admit log), and no more customers active than MaxActive. It first waits
+// admit log), and no more customers active than MaxActive; with phases,
+// the weighted shares, the access codes and the openings (auditPhases). It first waits
 // until every paid seat has its ticket, or ctx ends. The violations are in
 // Report.Problems; the error is for records that cannot be read.
 func Audit(ctx context.Context, cfg AuditConfig, res *loadtest.Result) (*Report, error) {
@@ -234,6 +239,9 @@ done:
 		if rep.Bots, err = auditBots(context.WithoutCancel(ctx), conn, cfg, res.Bots); err != nil {
 			rep.Problems = append(rep.Problems, "bots audit: "+err.Error())
 		}
+	}
+	if err := auditPhases(context.WithoutCancel(ctx), cfg, res, rep); err != nil {
+		rep.Problems = append(rep.Problems, "phases audit: "+err.Error())
 	}
 	if problem, err := auditCards(context.WithoutCancel(ctx), conn, cfg); err != nil {
 		rep.Problems = append(rep.Problems, "card limit audit: "+err.Error())

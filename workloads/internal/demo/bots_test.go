@@ -19,6 +19,7 @@ func TestShortSaleWithBots(t *testing.T) {
 	}
 	requireServers(t)
 	o := DefaultOptions()
+	o.Phases = false // one general queue: this sale tests something else
 	o.Customers, o.Bots, o.Seats, o.MaxActive, o.AdmitRate = 1350, 150, 400, 150, 100
 	o.OpensIn, o.HoldTTL, o.Seed = 4*time.Second, 8*time.Second, 42
 	o.Profile = "prequeue=0.05,joinwindow=3s"

@@ -30,6 +30,7 @@ func TestSaleUnderFaults(t *testing.T) {
 	bin := testenv.BuildWorkloads(t)
 
 	o := DefaultOptions()
+	o.Phases = false // one general queue: this sale tests something else
 	text := chaos.SmallPlan
 	o.Customers, o.Seats, o.MaxActive, o.AdmitRate = 4000, 2000, 100, 30
 	o.OpensIn, o.HoldTTL, o.Seed = 4*time.Second, 8*time.Second, 7
@@ -103,6 +104,7 @@ func TestSaleOnSentinelFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := DefaultOptions()
+	o.Phases = false // one general queue: this sale tests something else
 	o.Customers, o.Seats, o.MaxActive, o.AdmitRate = 3000, 1000, 80, 30
 	o.OpensIn, o.HoldTTL, o.Seed = 3*time.Second, 8*time.Second, 11
 	o.Profile = "prequeue=0.05,joinwindow=30s"

@@ -48,8 +48,11 @@ type Options struct {
 	// WhereCPU), with Redis's time per command and, on the sale's own
 	// PostgreSQL, its time per statement.
 	CPUProfiles string
-	Keep        bool
-	RedisURL    string
+	// CrowdNice is the niceness this process takes once the servers and
+	// workloads run (DefaultCrowdNice; 0: none). Not with Faults.
+	CrowdNice int
+	Keep      bool
+	RedisURL  string
 	// RedisMode "sentinel" starts a master, a replica and three sentinels
 	// instead of one redis-server, and the services find the master
 	// through the sentinels (with RedisURL: the sentinels to use).
@@ -78,6 +81,14 @@ type Options struct {
 	// PowDifficulty asks every join for a proof of work of this many bits
 	// (0: none unless there are bots).
 	PowDifficulty int
+	// Phases runs a presale before the general sale (phases.go's
+	// salePhases): members and code holders from the opening, everyone
+	// PresaleFor later, members then weighted 3 to 1. Members and
+	// CodeHolders are their shares of the crowd (the profile's members and
+	// codeholders override them). false: one general queue.
+	Phases               bool
+	PresaleFor           time.Duration
+	Members, CodeHolders float64
 }
 
 // DefaultOptions finish in about two minutes on a 2-core machine.
@@ -85,6 +96,7 @@ func DefaultOptions() Options {
 	return Options{
 		Customers: 100000, Seats: 5000, MaxActive: 2000, AdmitRate: 500,
 		OpensIn: 8 * time.Second, HoldTTL: 20 * time.Second, EventID: 1,
+		Phases: true, PresaleFor: 2 * time.Second, Members: 0.1, CodeHolders: 0.02, CrowdNice: DefaultCrowdNice,
 		Deadline: 20 * time.Minute, Seed: uint64(time.Now().UnixNano()), Out: os.Stdout,
 	}
 }
@@ -126,7 +138,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		o.Binary = bin
 	}
-	profile, err := loadtest.ParseProfile(loadtest.DefaultProfile(), o.Profile)
+	base := loadtest.DefaultProfile()
+	if o.Phases {
+		base.Members, base.CodeHolders = o.Members, o.CodeHolders
+	}
+	profile, err := loadtest.ParseProfile(base, o.Profile)
 	if err != nil {
 		return nil, err
 	}
@@ -160,8 +176,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := s.startServers(ctx); err != nil {
 		return nil, err
 	}
-	if err := s.startWorkloads(ctx); err != nil {
+	if err := s.startWorkloads(ctx, profile); err != nil {
 		return nil, err
+	}
+	if o.Faults == nil {
+		if err := yieldCPU(o.CrowdNice); err != nil {
+			return nil, err
+		}
 	}
 	done := func() {}
 	if o.Observe != nil {
@@ -211,6 +232,10 @@ type sale struct {
 	identitySecret, webhookSecret string
 	queue                         config.Queue
 	booking                       config.Booking
+	// phases are the sale's phases (Options.Phases), accessCodes the
+	// codes issued for its presale.
+	phases      []config.Phase
+	accessCodes []string
 
 	faults faultState // only with Options.Faults
 	// redisAtStart is Redis's commandstats as the crowd started: the
@@ -331,7 +356,7 @@ func secret() string {
 	return strings.TrimPrefix(k, "x:")
 }
 
-func (s *sale) startWorkloads(ctx context.Context) error {
+func (s *sale) startWorkloads(ctx context.Context, profile loadtest.Profile) error {
 	s.procs = map[string]*proc{}
 	s.identitySecret, s.webhookSecret = secret(), secret()
 	accessKeys, _ := accesstoken.GenerateKey("demo-1")
@@ -340,7 +365,9 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 	s.seating, s.seats = seatingFor(s.o.Seats)
 	s.open = time.Now().Add(s.o.OpensIn).Truncate(time.Second)
 
-	identity := config.Identity{IdentityHMACSecret: s.identitySecret, IdentityIssuer: identityIssuer, IdentityAudience: identityAudience}
+	// The defaults first: the tier claim the members' tokens carry is one.
+	identity := config.DefaultsOf[config.Identity]()
+	identity.IdentityHMACSecret, identity.IdentityIssuer, identity.IdentityAudience = s.identitySecret, identityIssuer, identityAudience
 	kafka := config.Kafka{Brokers: s.brokers, TopicTicketIssued: events.TopicTicketIssued, TopicRefundRequested: events.TopicRefundRequested}
 
 	names := []string{"queue", "booking", "relay", "tickets"}
@@ -392,7 +419,13 @@ func (s *sale) startWorkloads(ctx context.Context) error {
 	q.ClaimTimeout = 20 * time.Second
 	q.SelectionWindow = 30 * time.Second
 	s.botProtection(&q)
+	if err := s.presale(&q, profile); err != nil {
+		return err
+	}
 	s.queue = q
+	// Booking knows the phases its access tokens name (it reads their
+	// limits and sections and ignores the queues).
+	b.Phases = q.Phases
 
 	var r config.Relay
 	if err := config.Defaults(&r); err != nil {
@@ -497,6 +530,7 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 		WebhookSecret: s.webhookSecret, SalesOpenAt: s.open, Profile: profile, Seed: s.o.Seed,
 		Progress: progress.update, Deadline: s.o.Deadline,
 		Networks: crowdNetworks(profile.Customers), Bots: loadtest.Bots{Count: s.o.Bots},
+		AccessCodes: s.accessCodes,
 	}
 	waitFaults := s.startFaults(ctx, &cfg)
 	res, runErr := loadtest.Run(ctx, cfg)

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,7 +17,8 @@ import (
 )
 
 // A short local sale: real Redis, PostgreSQL, Kafka protocol, and the
-// workloads as processes of the real binary.
+// workloads as processes of the real binary; a presale for members and
+// code holders, then the general sale (the demo's default phases).
 func TestShortSale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
@@ -25,8 +28,11 @@ func TestShortSale(t *testing.T) {
 	bin := testenv.BuildWorkloads(t)
 
 	o := DefaultOptions()
-	o.Customers, o.Seats, o.MaxActive, o.AdmitRate = 1500, 400, 150, 100
+	o.Customers, o.Seats, o.MaxActive, o.AdmitRate = 1500, 1000, 150, 100
 	o.OpensIn, o.HoldTTL, o.Seed = 4*time.Second, 8*time.Second, 42
+	// Members join faster than their share of the admissions, so their
+	// queue and the general one both wait once the general sale opens.
+	o.PresaleFor, o.Members, o.CodeHolders = time.Second, 0.3, 0.05
 	o.Profile = "prequeue=0.05,joinwindow=3s"
 	o.Binary, o.Deadline = bin, 4*time.Minute
 	o.ReportJSON = filepath.Join(dir, "report.json")
@@ -88,6 +94,8 @@ func TestShortSale(t *testing.T) {
 	// PostgreSQL's statements.
 	checkWhereCPU(t, rep.CPU)
 
+	checkPhases(t, rep)
+
 	// The JSON report has the documented shape.
 	b, err := os.ReadFile(o.ReportJSON)
 	if err != nil {
@@ -101,6 +109,7 @@ func TestShortSale(t *testing.T) {
 		"seatsSold": "number", "ordersPaid": "number", "ticketsIssued": "number", "doubleSold": "object",
 		"fairness": "object", "crowd": "object", "endpoints": "array", "redisCommands": "object",
 		"peakMemoryBytes": "object", "durationSeconds": "number", "timeToSellOutSeconds": "number", "sellOut": "object", "whereCPU": "object",
+		"queues": "array", "phaseChecks": "object", "queueTimeline": "array",
 	} {
 		v, ok := doc[key]
 		if !ok {
@@ -139,5 +148,51 @@ func requireServers(t *testing.T) {
 			}
 			t.Skip(err)
 		}
+	}
+}
+
+// checkPhases checks the two-phase sale's rows and checks: every queue
+// took people in and let some in, the access codes were each redeemed
+// once, nobody came in before their phase, and the admissions made while
+// members and general both waited were weighed (a checked group) within
+// the tolerance of the weights (else the audit would have failed).
+func checkPhases(t *testing.T, rep *Report) {
+	t.Helper()
+	if len(rep.Queues) != 3 {
+		t.Fatalf("queue rows %+v, want members, codes, general", rep.Queues)
+	}
+	for i, want := range []string{membersQueue, codesQueue, "general"} {
+		if r := rep.Queues[i]; r.Name != want || r.Joined == 0 || r.Admitted == 0 || r.SeatsPaidFor == 0 {
+			t.Errorf("queue row %d: %+v, want %s with joins, admissions and seats", i, r, want)
+		}
+	}
+	pc := rep.PhaseChecks
+	if pc == nil || pc.CodesRedeemed == 0 || int64(pc.CodesRedeemed) != rep.Queues[1].Joined || pc.AdmittedBeforeOpening != 0 || len(pc.problems()) != 0 {
+		t.Fatalf("phase checks %+v (codes queue joined %d)", pc, rep.Queues[1].Joined)
+	}
+	// People of the general sale who came before the presale opened were
+	// told when theirs opens, and came back then.
+	if rep.Crowd.PhaseNotOpen == 0 || rep.Queues[2].Joined+rep.Queues[0].Joined+rep.Queues[1].Joined != rep.Crowd.Joined {
+		t.Errorf("phase_not_open %d; joined %d, per queue %+v", rep.Crowd.PhaseNotOpen, rep.Crowd.Joined, rep.Queues)
+	}
+	checked := false
+	for _, g := range pc.Shares {
+		if g.Checked && g.Phase == generalPhase && slices.Contains(g.Queues, membersQueue) && slices.Contains(g.Queues, "general") {
+			checked = true
+			total := 0
+			for _, w := range g.Weights {
+				total += w
+			}
+			share := float64(g.Admitted[membersQueue]) / float64(g.Admissions)
+			if want := float64(g.Weights[membersQueue]) / float64(total); math.Abs(share-want) > ShareTolerance {
+				t.Errorf("members got %.3f of %d admissions, weight %.3f", share, g.Admissions, want)
+			}
+		}
+	}
+	if !checked {
+		t.Errorf("no checked group of members and general waiting: %+v", pc.Shares)
+	}
+	if rep.Queues[0].WeightShare == 0 || rep.Queues[2].WeightShare == 0 {
+		t.Errorf("rows without shares: %+v", rep.Queues)
 	}
 }

@@ -47,9 +47,16 @@ type Report struct {
 	ReadmittedAfterLoss int           `json:"readmittedAfterLoss"`
 	Faults              *FaultsReport `json:"faults,omitempty"`
 
-	Fairness  loadtest.Fairness        `json:"fairness"`
-	Crowd     loadtest.Counts          `json:"crowd"`
-	Endpoints []loadtest.EndpointStats `json:"endpoints"`
+	Fairness loadtest.Fairness `json:"fairness"`
+	// Queues is a row per queue of a sale with phases, PhaseChecks the
+	// audit's checks of it (AuditConfig.Phases).
+	Queues      []QueueRow   `json:"queues,omitempty"`
+	PhaseChecks *PhaseChecks `json:"phaseChecks,omitempty"`
+	// QueueTimeline is the crowd's reads of the queues' figures (the
+	// shares' source), for plotting the sale.
+	QueueTimeline []loadtest.QueueSample   `json:"queueTimeline,omitempty"`
+	Crowd         loadtest.Counts          `json:"crowd"`
+	Endpoints     []loadtest.EndpointStats `json:"endpoints"`
 
 	RedisCommands            map[string]int64 `json:"redisCommands"`
 	RedisCommandsPerJoinPoll float64          `json:"redisCommandsPerQueueRequest"`
@@ -201,8 +208,9 @@ func (r *Report) Print(w io.Writer) {
 			r.RedisLifetimes-1, r.Crowd.PlacesLost, r.Crowd.Rejoined, r.Crowd.RejoinFailed, r.ReadmittedAfterLoss)
 	}
 	fmt.Fprintf(tw, "FIFO after opening\t%d admitted, %d out of order\n", r.Fairness.PostOpenAdmitted, r.Fairness.PostOpenInversions)
-	fmt.Fprintf(tw, "pre-queue shuffle\t%d admitted, rank correlation with arrival %.3f\n", r.Fairness.PreQueueAdmitted, r.Fairness.PreQueueSpearman)
-	printQueues(tw, r.Fairness.Queues)
+	fmt.Fprintf(tw, "pre-queue shuffle\t%d admitted, rank correlation with arrival %.3f%s\n", r.Fairness.PreQueueAdmitted, r.Fairness.PreQueueSpearman, preQueuesText(r.Fairness.PreQueues))
+	printQueues(tw, r.Fairness.Queues, r.Queues)
+	printPhaseChecks(tw, r.PhaseChecks)
 	fmt.Fprintf(tw, "max active (sampled)\t%d\n", r.Crowd.MaxActiveSample)
 	fmt.Fprintf(tw, "time to sell out\t%.1fs after opening\n", r.TimeToSellOutSeconds)
 	printSellOut(tw, r.SellOut)

@@ -19,6 +19,7 @@ func TestSentinelSale(t *testing.T) {
 	}
 	bin := testenv.BuildWorkloads(t)
 	o := DefaultOptions()
+	o.Phases = false // one general queue: this sale tests something else
 	o.Customers, o.Seats, o.MaxActive, o.AdmitRate = 600, 100, 60, 100
 	o.OpensIn, o.HoldTTL, o.Seed = 3*time.Second, 8*time.Second, 7
 	o.Binary, o.Deadline, o.RedisMode = bin, 3*time.Minute, "sentinel"

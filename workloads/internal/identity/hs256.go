@@ -209,9 +209,18 @@ func NewHS256Signer(secret, issuer, audience string) *HS256Signer {
 
 // Sign returns a token for customer, valid from now for ttl.
 func (s *HS256Signer) Sign(customer string, ttl time.Duration) string {
+	return s.SignTier(customer, "", "", ttl)
+}
+
+// SignTier is Sign with the string claim tierClaim set to tier (none when
+// tierClaim is ""): a member of a presale.
+func (s *HS256Signer) SignTier(customer, tierClaim, tier string, ttl time.Duration) string {
 	now := time.Now()
 	claims := make([]byte, 0, len(s.head)+len(customer)+48)
 	claims = append(append(claims, s.head...), jsonString(customer)...)
+	if tierClaim != "" {
+		claims = append(append(append(append(claims, ','), jsonString(tierClaim)...), ':'), jsonString(tier)...)
+	}
 	claims = strconv.AppendInt(append(claims, `,"iat":`...), now.Unix(), 10)
 	claims = strconv.AppendInt(append(claims, `,"exp":`...), now.Add(ttl).Unix(), 10)
 	claims = append(claims, '}')

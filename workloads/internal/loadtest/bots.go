@@ -287,6 +287,11 @@ func (a *api) joinWith(ctx context.Context, name, idToken string, body []byte) (
 // (0: every core, as a bot; 1: as the page's one worker), returning the
 // join's body.
 func (a *api) solvedBody(ctx context.Context, name, idToken string, workers int) ([]byte, bool) {
+	return a.solvedBodyWith(ctx, name, idToken, workers, "")
+}
+
+// solvedBodyWith is solvedBody for a join with an access code ("": none).
+func (a *api) solvedBodyWith(ctx context.Context, name, idToken string, workers int, code string) ([]byte, bool) {
 	r := a.do(ctx, name, http.MethodGet, a.eventPath(a.queueURL)+"/queue/challenge", nil, bearer(idToken))
 	if r.status != http.StatusOK {
 		return nil, false
@@ -299,7 +304,11 @@ func (a *api) solvedBody(ctx context.Context, name, idToken string, workers int)
 	if err != nil {
 		return nil, false
 	}
-	body, _ := json.Marshal(map[string]any{"pow": pow.Solution{Challenge: c.Challenge, Nonce: nonce}})
+	m := map[string]any{"pow": pow.Solution{Challenge: c.Challenge, Nonce: nonce}}
+	if code != "" {
+		m["code"] = code
+	}
+	body, _ := json.Marshal(m)
 	return body, true
 }
 
@@ -308,9 +317,20 @@ func (a *api) solvedBody(ctx context.Context, name, idToken string, workers int)
 // again with the solution.
 func (cr *crowd) joinAsPage(ctx context.Context, c *customer) (queueapi.Place, result) {
 	tok := cr.identityToken(c)
-	j, r := cr.api.join(ctx, tok)
+	code := ""
+	if c.code > 0 {
+		code = cr.cfg.AccessCodes[c.code-1]
+	}
+	var j queueapi.Place
+	var r result
+	if code == "" {
+		j, r = cr.api.join(ctx, tok)
+	} else {
+		body, _ := json.Marshal(map[string]string{"code": code})
+		j, r = cr.api.joinWith(ctx, "join", tok, body)
+	}
 	for tries := 0; isPowRefusal(r) && tries < 3; tries++ {
-		body, ok := cr.api.solvedBody(ctx, "challenge", tok, 1)
+		body, ok := cr.api.solvedBodyWith(ctx, "challenge", tok, 1, code)
 		if !ok {
 			break
 		}

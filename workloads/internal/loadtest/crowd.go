@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/retry"
 	"github.com/ticketfair/ticketfair/workloads/queueapi"
@@ -59,6 +60,13 @@ type Config struct {
 	Networks int
 	// Bots adds scripted scalper accounts to the crowd (bots.go).
 	Bots Bots
+	// AccessCodes are handed out one per code holder (Profile.CodeHolders),
+	// in order; a holder beyond the list joins without one.
+	AccessCodes []string
+	// TierClaim is the identity token's claim a member's tier is in
+	// (default: the identity config's), MemberTier its value (default
+	// DefaultMemberTier).
+	TierClaim, MemberTier string
 }
 
 // Progress is a live view of the run.
@@ -75,25 +83,28 @@ type Progress struct {
 
 // Counts are the crowd's outcomes.
 type Counts struct {
-	Customers       int64 `json:"customers"`
-	Joined          int64 `json:"joined"`
-	JoinedPreQueue  int64 `json:"joinedPreQueue"`
-	Abandoned       int64 `json:"abandoned"`
-	Admitted        int64 `json:"admitted"`
-	NeverClaimed    int64 `json:"neverClaimed"`
-	SoldOutSeen     int64 `json:"soldOutSeen"`
-	HoldsOK         int64 `json:"holdsOk"`
-	HoldConflicts   int64 `json:"holdConflicts"`
-	HoldsAbandoned  int64 `json:"holdsAbandoned"` // let expire on purpose
-	PaymentsSent    int64 `json:"paymentsSent"`
-	PaymentsFailed  int64 `json:"paymentsFailed"`
-	WebhooksTwice   int64 `json:"webhooksTwice"`
-	SeatsPaidFor    int64 `json:"seatsPaidFor"`
-	TicketsSeen     int64 `json:"ticketsSeen"`
-	GaveUpNoSeats   int64 `json:"gaveUpNoSeats"`
-	PlacesLost      int64 `json:"placesLost"` // the queue no longer knew the place (404), or the session ended early (403)
-	Rejoined        int64 `json:"rejoined"`   // of those, joined again and got a new place
-	RejoinFailed    int64 `json:"rejoinFailed"`
+	Customers      int64 `json:"customers"`
+	Joined         int64 `json:"joined"`
+	JoinedPreQueue int64 `json:"joinedPreQueue"`
+	Abandoned      int64 `json:"abandoned"`
+	Admitted       int64 `json:"admitted"`
+	NeverClaimed   int64 `json:"neverClaimed"`
+	SoldOutSeen    int64 `json:"soldOutSeen"`
+	HoldsOK        int64 `json:"holdsOk"`
+	HoldConflicts  int64 `json:"holdConflicts"`
+	HoldsAbandoned int64 `json:"holdsAbandoned"` // let expire on purpose
+	PaymentsSent   int64 `json:"paymentsSent"`
+	PaymentsFailed int64 `json:"paymentsFailed"`
+	WebhooksTwice  int64 `json:"webhooksTwice"`
+	SeatsPaidFor   int64 `json:"seatsPaidFor"`
+	TicketsSeen    int64 `json:"ticketsSeen"`
+	GaveUpNoSeats  int64 `json:"gaveUpNoSeats"`
+	PlacesLost     int64 `json:"placesLost"` // the queue no longer knew the place (404), or the session ended early (403)
+	Rejoined       int64 `json:"rejoined"`   // of those, joined again and got a new place
+	RejoinFailed   int64 `json:"rejoinFailed"`
+	// PhaseNotOpen counts joins refused as too early for the person's
+	// phase (403 phase_not_open): each joined again at its opening.
+	PhaseNotOpen    int64 `json:"phaseNotOpen,omitempty"`
 	MaxActiveSample int64 `json:"maxActiveSampled"`
 	// WaitingSeconds is the time all customers spent waiting in the queue
 	// (from joining to admission, leaving, sold out or giving up).
@@ -118,6 +129,16 @@ type Result struct {
 	PaidOrders []string `json:"paidOrders"`
 	// Bots compares the bots with the people, when the crowd has bots.
 	Bots *BotReport `json:"bots,omitempty"`
+	// A sale with phases (phases.go): each admission as the crowd saw it,
+	// each code holder's join, the crowd's figures per queue, and reads of
+	// the public state that showed a queue admitting before its opening.
+	Admissions      []AdmissionSeen        `json:"admissions,omitempty"`
+	CodeJoins       []CodeJoin             `json:"codeJoins,omitempty"`
+	Queues          map[string]QueueCounts `json:"queues,omitempty"`
+	EarlyAdmissions []EarlyAdmission       `json:"earlyAdmissions,omitempty"`
+	// QueueTimeline is the public state's figures per queue, read about
+	// once a second, each changed read.
+	QueueTimeline []QueueSample `json:"queueTimeline,omitempty"`
 }
 
 type behaviour uint8
@@ -150,8 +171,12 @@ type customer struct {
 	polls    int16
 	tries    int16
 	rejoins  int8
-	lost     bool // lost a place and has not got a new one yet
-	bot      bool // a scripted scalper account (bots.go)
+	lost     bool  // lost a place and has not got a new one yet
+	bot      bool  // a scripted scalper account (bots.go)
+	member   bool  // joins with the member tier (phases.go)
+	qi       uint8 // the queue of their place, interned (0: a sale without phases)
+	waits    int8  // joins refused phase_not_open so far
+	code     int32 // 1 + the index of their access code in Config.AccessCodes; 0: none
 	queueID  string
 	access   string
 	orderID  string
@@ -164,6 +189,13 @@ type customer struct {
 	personal int64  // unix ns: last per-person request
 	epoch    uint32 // the scheduler's: which of its tasks is current
 }
+
+// A person refused phase_not_open joins again at the opening it names, a
+// little later (up to phaseJitter), at most maxPhaseWaits times.
+const (
+	phaseJitter   = time.Second
+	maxPhaseWaits = 5
+)
 
 // nearWait is the expected wait, in seconds, within which a waiting person
 // reads the public state at the page's own spacing (see poll).
@@ -198,6 +230,9 @@ type crowd struct {
 	paid   []string
 
 	bots botState // bots.go
+
+	phases     phaseRecord // phases.go
+	codeHashes []string    // of Config.AccessCodes
 }
 
 // cachedSection is the crowd's copy of one section's seat map.
@@ -228,6 +263,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Deadline <= 0 {
 		cfg.Deadline = 30 * time.Minute
 	}
+	if cfg.TierClaim == "" {
+		cfg.TierClaim = config.DefaultsOf[config.Identity]().TierClaim
+	}
+	if cfg.MemberTier == "" {
+		cfg.MemberTier = DefaultMemberTier
+	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
 	defer cancel()
 	// The crowd is the load generator and shares the cores with the
@@ -251,12 +292,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	nets, closeNets := networkClients(cfg, dial)
 	defer closeNets()
 	cr := &crowd{
-		cfg:       cfg,
-		api:       &api{http: &http.Client{Transport: transport, Timeout: 15 * time.Second}, queueURL: cfg.QueueURL, stateURL: cfg.StateURL, bookingURL: cfg.BookingURL, ticketsURL: cfg.TicketsURL, eventID: cfg.EventID, rec: newRecorder(), observe: cfg.Observe, nets: nets, refusals: newRefusals()},
-		sched:     newScheduler(),
-		rnd:       newLockedRand(cfg.Seed),
-		signer:    identity.NewHS256Signer(cfg.IdentitySecret, cfg.IdentityIssuer, cfg.IdentityAudience),
-		seatCache: map[string]*cachedSection{},
+		cfg:        cfg,
+		api:        &api{http: &http.Client{Transport: transport, Timeout: 15 * time.Second}, queueURL: cfg.QueueURL, stateURL: cfg.StateURL, bookingURL: cfg.BookingURL, ticketsURL: cfg.TicketsURL, eventID: cfg.EventID, rec: newRecorder(), observe: cfg.Observe, nets: nets, refusals: newRefusals()},
+		sched:      newScheduler(),
+		rnd:        newLockedRand(cfg.Seed),
+		signer:     identity.NewHS256Signer(cfg.IdentitySecret, cfg.IdentityIssuer, cfg.IdentityAudience),
+		seatCache:  map[string]*cachedSection{},
+		codeHashes: codeHashes(cfg.AccessCodes),
 	}
 	// The sections, asked until booking answers: a Service whose pods just
 	// became ready may not route to them yet (kube-proxy syncs after).
@@ -285,6 +327,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	stopWatch()
 	res := &Result{Counts: cr.snapshotCounts(), Endpoints: cr.api.rec.snapshot(), Duration: time.Since(start), PaidOrders: cr.paid}
 	res.Bots = cr.botReport(res.Counts)
+	cr.phaseResult(res)
 	if at := cr.soldOutAt.Load(); at > 0 {
 		res.SoldOutAt = time.Duration(at)
 	}
@@ -305,8 +348,18 @@ func (cr *crowd) schedule(now time.Time) {
 	}
 	preWindow := time.Until(open)
 	cr.counts.Customers = int64(p.Customers)
+	codes := 0
 	for i := 0; i < p.Customers; i++ {
 		c := &customer{id: int32(i + 1), want: int8(1 + cr.rnd.IntN(p.MaxSeats))}
+		if p.Members > 0 || p.CodeHolders > 0 {
+			switch u := cr.rnd.Float64(); {
+			case u < p.Members:
+				c.member = true
+			case u < p.Members+p.CodeHolders && codes < len(cr.cfg.AccessCodes):
+				codes++
+				c.code = int32(codes)
+			}
+		}
 		u := cr.rnd.Float64()
 		switch {
 		case u < p.Abandon:
@@ -397,12 +450,16 @@ func (cr *crowd) snapshotCounts() Counts {
 		GaveUpNoSeats: load(&c.GaveUpNoSeats), MaxActiveSample: load(&c.MaxActiveSample),
 		WaitingSeconds: time.Duration(cr.waitNanos.Load()).Seconds(), StateReads: load(&c.StateReads), PersonalPolls: load(&c.PersonalPolls), EdgeReads: load(&c.EdgeReads),
 		PlacesLost: load(&c.PlacesLost), Rejoined: load(&c.Rejoined), RejoinFailed: load(&c.RejoinFailed),
+		PhaseNotOpen: load(&c.PhaseNotOpen),
 	}
 }
 
 func inc(p *int64) { atomic.AddInt64(p, 1) }
 
 func (cr *crowd) identityToken(c *customer) string {
+	if c.member {
+		return cr.signer.SignTier(c.name(), cr.cfg.TierClaim, cr.cfg.MemberTier, time.Hour)
+	}
 	return cr.signer.Sign(c.name(), time.Hour)
 }
 
@@ -461,6 +518,17 @@ func (cr *crowd) join(ctx context.Context, c *customer) {
 			cr.retry(c, r, stepJoin)
 			return
 		}
+		if at, ok := phaseNotOpen(r); ok && c.waits < maxPhaseWaits {
+			// Too early for their phase: the page counts down to the
+			// opening it names and joins then, a little spread.
+			c.waits++
+			inc(&cr.counts.PhaseNotOpen)
+			cr.later(c, stepJoin, max(time.Until(at), 0)+time.Duration(cr.rnd.Float64()*float64(phaseJitter)))
+			return
+		}
+		if r.status == http.StatusForbidden || r.status == http.StatusConflict {
+			cr.noteCodeJoin(c, false, errorCode(r))
+		}
 		if c.lost {
 			inc(&cr.counts.RejoinFailed)
 		}
@@ -469,6 +537,10 @@ func (cr *crowd) join(ctx context.Context, c *customer) {
 	}
 	c.tries = 0
 	c.queueID = j.QueueID
+	if !c.lost {
+		cr.noteCodeJoin(c, true, "")
+	}
+	cr.notePlaced(c, j.Queue, !c.lost)
 	if c.lost {
 		c.lost = false
 		inc(&cr.counts.Rejoined)
@@ -542,6 +614,8 @@ func (cr *crowd) poll(ctx context.Context, c *customer) {
 		cr.finish(c)
 		return
 	}
+	// In a sale with phases, the page reads its own queue's figures.
+	st = cr.view(st, c)
 	c.tries = 0
 	c.polls++
 	now := time.Now()
@@ -572,17 +646,28 @@ func (cr *crowd) poll(ctx context.Context, c *customer) {
 		// (at most until the heartbeat).
 		atomic.AddInt64(&cr.counts.EdgeReads, int64(min(wait, queueapi.Heartbeat.Seconds())/d.Seconds()))
 		c.next = stepPoll
-		cr.sched.park(c, c.place, time.Unix(0, c.personal).Add(queueapi.Heartbeat))
+		cr.sched.park(c, c.qi, c.place, time.Unix(0, c.personal).Add(queueapi.Heartbeat))
 	}
 }
 
 // wakeNear wakes the parked people whose turn st says is near (all of
 // them once it is sold out), each at a moment within the spacing their
-// page reads the state at, as it would see the state then.
+// page reads the state at, as it would see the state then; in a sale with
+// phases, queue by queue with each one's figures.
 func (cr *crowd) wakeNear(st queueapi.State) {
+	if len(st.Queues) == 0 {
+		cr.wakeNearIn(0, st)
+		return
+	}
+	for _, q := range st.Queues {
+		cr.wakeNearIn(cr.phases.queueIndex(q.Name), queueView(st, q))
+	}
+}
+
+func (cr *crowd) wakeNearIn(qi uint8, st queueapi.State) {
 	rate := max(st.AdmissionRate, 0.1)
 	spacing := cr.pollDelay(queueapi.PollAfter(nearWait), 0)
-	cr.sched.wakeUpTo(
+	cr.sched.wakeUpTo(qi,
 		func(place int64) bool { return st.SoldOut || float64(st.Ahead(place))/rate <= nearWait },
 		func() time.Duration { return time.Duration(cr.rnd.Float64() * float64(spacing)) })
 }
@@ -592,6 +677,9 @@ func (cr *crowd) wakeNear(st queueapi.State) {
 func (cr *crowd) followState(ctx context.Context) func() {
 	return every(ctx, queueapi.StateMaxAge, func(ctx context.Context) {
 		if st, r := cr.readState(ctx); r.status == http.StatusOK {
+			now := time.Now()
+			cr.watchEarly(st, now)
+			cr.sample(st, now)
 			cr.wakeNear(st)
 		}
 	})
@@ -657,6 +745,9 @@ func (cr *crowd) personalPoll(ctx context.Context, c *customer) {
 	if p.Place > 0 {
 		c.place = p.Place
 	}
+	if p.Queue != "" && c.qi == 0 {
+		c.qi = cr.phases.queueIndex(p.Queue)
+	}
 	switch p.Status {
 	case queueapi.StatusAdmitted:
 		if p.AccessToken == "" {
@@ -665,6 +756,7 @@ func (cr *crowd) personalPoll(ctx context.Context, c *customer) {
 		}
 		c.access = p.AccessToken
 		inc(&cr.counts.Admitted)
+		cr.noteAdmitted(c)
 		cr.stopWaiting(c)
 		cr.active.Add(1)
 		c.tries = 0
@@ -881,6 +973,7 @@ func (cr *crowd) pay(ctx context.Context, c *customer) {
 	}
 	inc(&cr.counts.PaymentsSent)
 	atomic.AddInt64(&cr.counts.SeatsPaidFor, int64(c.seats))
+	cr.notePaid(c, int64(c.seats))
 	cr.held.Add(-int64(c.seats))
 	cr.sold.Add(int64(c.seats))
 	cr.active.Add(-1)

@@ -70,6 +70,17 @@ type Fairness struct {
 	// Queues counts the admissions per queue of a sale with phases ("" is
 	// the default queue); FIFO is measured within each queue.
 	Queues map[string]int `json:"queues,omitempty"`
+	// PreQueues is the pre-queue's shuffle measured within each queue of a
+	// sale with phases: each queue's pre-queue is shuffled alone, and the
+	// queues are admitted by weight, one phase after another.
+	PreQueues map[string]PreQueueShuffle `json:"preQueues,omitempty"`
+}
+
+// PreQueueShuffle is one queue's pre-queue: its admissions and the rank
+// correlation of their arrival with their admission order (set from 3).
+type PreQueueShuffle struct {
+	Admitted int     `json:"admitted"`
+	Spearman float64 `json:"spearman"`
 }
 
 // ComputeFairness splits the log into the pre-queue and the places given
@@ -102,21 +113,36 @@ func ComputeFairness(log []Admission, preQueueSize int64) Fairness {
 			lastPost[a.Queue] = a.ArrivalSeq
 		}
 	}
+	f.PreQueueAdmitted = len(pre)
+	f.PreQueueSpearman, f.PreQueueSpearmanSet = preQueueSpearman(pre)
 	if named {
 		f.Queues = perQueue
-	}
-	f.PreQueueAdmitted = len(pre)
-	if len(pre) >= 3 {
-		arrival := make([]float64, len(pre))
-		order := make([]float64, len(pre))
-		for i, a := range pre {
-			arrival[i] = float64(a.ArrivalSeq)
-			order[i] = float64(i)
+		byQueue := map[string][]Admission{}
+		for _, a := range pre {
+			byQueue[a.Queue] = append(byQueue[a.Queue], a)
 		}
-		f.PreQueueSpearman = Spearman(arrival, order)
-		f.PreQueueSpearmanSet = true
+		f.PreQueues = map[string]PreQueueShuffle{}
+		for q, as := range byQueue {
+			rho, _ := preQueueSpearman(as)
+			f.PreQueues[q] = PreQueueShuffle{Admitted: len(as), Spearman: rho}
+		}
 	}
 	return f
+}
+
+// preQueueSpearman is the rank correlation of pre's arrival order with its
+// admission order, set for 3 admissions or more.
+func preQueueSpearman(pre []Admission) (float64, bool) {
+	if len(pre) < 3 {
+		return 0, false
+	}
+	arrival := make([]float64, len(pre))
+	order := make([]float64, len(pre))
+	for i, a := range pre {
+		arrival[i] = float64(a.ArrivalSeq)
+		order[i] = float64(i)
+	}
+	return Spearman(arrival, order), true
 }
 
 // Spearman is the rank correlation of xs and ys (no ties expected).

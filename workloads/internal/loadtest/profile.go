@@ -25,6 +25,10 @@ type Profile struct {
 	MinPoll       time.Duration // lower bound on polling, whatever the server says (0: obey the server)
 	ThinkTime     time.Duration // time an admitted customer spends picking seats
 	TicketPollFor time.Duration // how long to wait for tickets after paying
+	// Members join with the member tier in their identity token;
+	// CodeHolders with an access code (Config.AccessCodes), one each.
+	Members     float64
+	CodeHolders float64
 }
 
 // DefaultProfile is a crowd with a little of every kind of behaviour.
@@ -50,7 +54,8 @@ func DefaultProfile() Profile {
 // ParseProfile applies "key=value,key=value" overrides to p. Keys are the
 // lower-cased field names: customers, prequeue, joinwindow, abandon,
 // noclaim, holdexpire, webhooktwice, webhooklate, payfail, maxseats,
-// concurrency, seatretries, minpoll, thinktime, ticketpollfor.
+// concurrency, seatretries, minpoll, thinktime, ticketpollfor, members,
+// codeholders.
 func ParseProfile(p Profile, s string) (Profile, error) {
 	for _, kv := range strings.Split(s, ",") {
 		kv = strings.TrimSpace(kv)
@@ -87,6 +92,10 @@ func ParseProfile(p Profile, s string) (Profile, error) {
 			p.WebhookLate, err = fraction(v)
 		case "payfail":
 			p.PayFail, err = fraction(v)
+		case "members":
+			p.Members, err = fraction(v)
+		case "codeholders":
+			p.CodeHolders, err = fraction(v)
 		case "joinwindow":
 			p.JoinWindow, err = time.ParseDuration(v)
 		case "minpoll":
@@ -118,6 +127,10 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("profile: abandon + noclaim exceed 1")
 	case p.HoldExpire+p.PayFail > 1:
 		return fmt.Errorf("profile: holdexpire + payfail exceed 1")
+	case p.Members < 0 || p.CodeHolders < 0:
+		return fmt.Errorf("profile: members and codeholders must be fractions")
+	case p.Members+p.CodeHolders > 1:
+		return fmt.Errorf("profile: members + codeholders exceed 1")
 	}
 	return nil
 }

@@ -16,7 +16,10 @@ func TestParseProfile(t *testing.T) {
 	if p.NoClaim != DefaultProfile().NoClaim {
 		t.Fatal("untouched field changed")
 	}
-	for _, bad := range []string{"customers=0", "abandon=1.5", "nokey", "colour=blue", "joinwindow=soon", "maxseats=11", "abandon=0.6,noclaim=0.6"} {
+	if p, err := ParseProfile(DefaultProfile(), "members=0.1,codeholders=0.02"); err != nil || p.Members != 0.1 || p.CodeHolders != 0.02 {
+		t.Fatalf("members and code holders: %+v, %v", p, err)
+	}
+	for _, bad := range []string{"customers=0", "abandon=1.5", "nokey", "colour=blue", "joinwindow=soon", "maxseats=11", "abandon=0.6,noclaim=0.6", "members=0.7,codeholders=0.4", "members=-0.1"} {
 		if _, err := ParseProfile(DefaultProfile(), bad); err == nil {
 			t.Errorf("accepted %q", bad)
 		}

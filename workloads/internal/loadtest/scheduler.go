@@ -18,8 +18,8 @@ type scheduler struct {
 	urgent taskHeap // admitted customers
 	polls  taskHeap // customers waiting in line
 	joins  taskHeap
-	// parked are people far back in line, by place (see park).
-	parked  taskHeap
+	// parked are people far back in line, by place, per queue (see park).
+	parked  []taskHeap
 	wake    chan struct{}
 	pending sync.WaitGroup // customers not finished yet
 }
@@ -118,21 +118,29 @@ func (s *scheduler) poke() {
 
 // park puts a person far back in line to sleep until wakeUpTo reaches
 // their place, or until heartbeat, whichever is first.
-func (s *scheduler) park(c *customer, place int64, heartbeat time.Time) {
+func (s *scheduler) park(c *customer, queue uint8, place int64, heartbeat time.Time) {
 	s.mu.Lock()
 	s.push(c, heartbeat)
-	s.parked.push(task{key: place, c: c, epoch: c.epoch})
+	for len(s.parked) <= int(queue) {
+		s.parked = append(s.parked, nil)
+	}
+	s.parked[queue].push(task{key: place, c: c, epoch: c.epoch})
 	s.mu.Unlock()
 	s.poke()
 }
 
-// wakeUpTo schedules, at a time from after, every parked person whose
-// place near says is near.
-func (s *scheduler) wakeUpTo(near func(place int64) bool, after func() time.Duration) {
+// wakeUpTo schedules, at a time from after, every person parked in queue
+// whose place near says is near.
+func (s *scheduler) wakeUpTo(queue uint8, near func(place int64) bool, after func() time.Duration) {
 	s.mu.Lock()
 	now := time.Now()
-	for len(s.parked) > 0 && near(s.parked[0].key) {
-		t := s.parked.pop()
+	if int(queue) >= len(s.parked) {
+		s.mu.Unlock()
+		return
+	}
+	h := &s.parked[queue]
+	for len(*h) > 0 && near((*h)[0].key) {
+		t := h.pop()
 		if t.epoch == t.c.epoch { // still asleep
 			s.push(t.c, now.Add(after()))
 		}

@@ -49,9 +49,9 @@ func TestSchedulerParkedRunOnce(t *testing.T) {
 	far := &customer{id: 2, next: stepPoll}
 	beat := &customer{id: 3, next: stepPoll}
 	s.pending.Add(3)
-	s.park(near, 10, time.Now().Add(time.Hour))
-	s.park(far, 20, time.Now().Add(time.Hour))
-	s.park(beat, 30, time.Now().Add(50*time.Millisecond))
+	s.park(near, 0, 10, time.Now().Add(time.Hour))
+	s.park(far, 0, 20, time.Now().Add(time.Hour))
+	s.park(beat, 0, 30, time.Now().Add(50*time.Millisecond))
 	var (
 		mu   sync.Mutex
 		runs = map[int32]int{}
@@ -70,7 +70,7 @@ func TestSchedulerParkedRunOnce(t *testing.T) {
 	if id := <-ran; id != beat.id {
 		t.Fatalf("first to run: %d, want the heartbeat's %d", id, beat.id)
 	}
-	s.wakeUpTo(func(place int64) bool { return place <= 15 }, now)
+	s.wakeUpTo(0, func(place int64) bool { return place <= 15 }, now)
 	if id := <-ran; id != near.id {
 		t.Fatalf("woken: %d, want %d", id, near.id)
 	}
@@ -79,7 +79,7 @@ func TestSchedulerParkedRunOnce(t *testing.T) {
 		t.Fatalf("%d ran, not woken", id)
 	case <-time.After(200 * time.Millisecond):
 	}
-	s.wakeUpTo(func(int64) bool { return true }, now)
+	s.wakeUpTo(0, func(int64) bool { return true }, now)
 	if id := <-ran; id != far.id {
 		t.Fatalf("woken: %d, want %d", id, far.id)
 	}

@@ -124,6 +124,23 @@ func (s Settings) phaseOfQueue(name string) string {
 	return ""
 }
 
+// phaseOfAdmission is the phase a customer admitted from queue at `at`
+// was admitted under, as their access token names it for booking: the
+// latest phase opened by then that lists the queue (the first that lists
+// it when none had opened, which admission never does). "" without phases.
+func (s Settings) phaseOfAdmission(queue string, at time.Time) string {
+	name := s.phaseOfQueue(queue)
+	for _, p := range s.Phases {
+		if p.OpensAt.After(at) {
+			break
+		}
+		if slices.ContainsFunc(p.Queues, func(q config.PhaseQueue) bool { return q.Name == queue }) {
+			name = p.Name
+		}
+	}
+	return name
+}
+
 // The refusals of step 5 of the join: which queue a customer may enter.
 var (
 	errNotEligible = &httpapi.Error{Status: http.StatusForbidden, Code: "not_eligible",

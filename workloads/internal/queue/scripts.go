@@ -378,27 +378,17 @@ redis.call('HSET', KEYS[1], ARGV[1], 'l|' .. a .. '|' .. sc .. '|')
 return 1
 `)
 
-// snapshotScript reads what polls and the stats are answered from: queue
-// length, active sessions, admissions, inventory (remaining, held, sold),
-// the admission watermark and up to ARGV[1]+1 (rank, score) samples of the
-// queue.
-// KEYS: queue, active, admitted, remaining, watermark, inventory, generation.
-// Returns {waiting, active, admitted, remaining or empty, watermark or empty, nowMs,
-// held or empty, sold or empty, generation or empty, rank1, score1, ...}.
-var snapshotScript = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local n = redis.call('ZCARD', KEYS[1])
-local active = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
-local inv = redis.call('HMGET', KEYS[6], 'held', 'sold')
-local out = {n, active, redis.call('GET', KEYS[3]) or '0', redis.call('GET', KEYS[4]) or '', redis.call('GET', KEYS[5]) or '', string.format('%.0f', now),
-  inv[1] or '', inv[2] or '', redis.call('GET', KEYS[7]) or ''}
-if n > 0 then
-  local samples = tonumber(ARGV[1])
+// sampleSource is the sampling both snapshot scripts share, prepended to
+// each: sample appends to out up to samples+1 (rank, score) pairs of the
+// ZSET key of n members, evenly spaced from the front and always ending
+// with the last, as the waiting views interpolate positions from them.
+const sampleSource = `
+local function sample(out, key, n, samples)
+  if n == 0 then return end
   local step = math.max(1, math.ceil(n / samples))
   local r = 0
   while true do
-    local e = redis.call('ZRANGE', KEYS[1], r, r, 'WITHSCORES')
+    local e = redis.call('ZRANGE', key, r, r, 'WITHSCORES')
     if #e == 2 then
       table.insert(out, r)
       table.insert(out, e[2])
@@ -407,6 +397,24 @@ if n > 0 then
     r = math.min(r + step, n - 1)
   end
 end
+`
+
+// snapshotScript reads what polls and the stats are answered from: queue
+// length, active sessions, admissions, inventory (remaining, held, sold),
+// the admission watermark and up to ARGV[1]+1 (rank, score) samples of the
+// queue.
+// KEYS: queue, active, admitted, remaining, watermark, inventory, generation.
+// Returns {waiting, active, admitted, remaining or empty, watermark or empty, nowMs,
+// held or empty, sold or empty, generation or empty, rank1, score1, ...}.
+var snapshotScript = redis.NewScript(sampleSource + `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local n = redis.call('ZCARD', KEYS[1])
+local active = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
+local inv = redis.call('HMGET', KEYS[6], 'held', 'sold')
+local out = {n, active, redis.call('GET', KEYS[3]) or '0', redis.call('GET', KEYS[4]) or '', redis.call('GET', KEYS[5]) or '', string.format('%.0f', now),
+  inv[1] or '', inv[2] or '', redis.call('GET', KEYS[7]) or ''}
+sample(out, KEYS[1], n, tonumber(ARGV[1]))
 return out
 `)
 
@@ -539,22 +547,9 @@ return out
 // length, its watermark, its admissions and up to ARGV[1]+1 (rank, score)
 // samples. KEYS: queue, watermark, admittedq. ARGV: samples, queue name.
 // Returns {waiting, watermark or empty, admitted, rank1, score1, ...}.
-var queueSnapshotScript = redis.NewScript(`
+var queueSnapshotScript = redis.NewScript(sampleSource + `
 local n = redis.call('ZCARD', KEYS[1])
 local out = {n, redis.call('GET', KEYS[2]) or '', redis.call('HGET', KEYS[3], ARGV[2]) or '0'}
-if n > 0 then
-  local samples = tonumber(ARGV[1])
-  local step = math.max(1, math.ceil(n / samples))
-  local r = 0
-  while true do
-    local e = redis.call('ZRANGE', KEYS[1], r, r, 'WITHSCORES')
-    if #e == 2 then
-      table.insert(out, r)
-      table.insert(out, e[2])
-    end
-    if r == n - 1 then break end
-    r = math.min(r + step, n - 1)
-  end
-end
+sample(out, KEYS[1], n, tonumber(ARGV[1]))
 return out
 `)

@@ -491,7 +491,17 @@ func (s *service) claimView(ctx context.Context, v *queueapi.Place, customer, qu
 		s.waitingView(v, score, queue)
 	case "admitted":
 		now := time.Now()
-		tok, exp, err := s.keys.Sign(s.cfg.EventID, customer, c.SessionID, now, c.Expiry.Sub(now))
+		// Every poll of the session signs its token again, so the phase
+		// comes from a time fixed for the session, its claim (the expiry
+		// less the token TTL), not from now: a later poll after the next
+		// phase opened keeps the phase of admission. The claim follows
+		// admission within the claim timeout.
+		at := c.Expiry.Add(-set.TokenTTL)
+		if at.After(now) {
+			at = now
+		}
+		phase := set.phaseOfAdmission(queue, at)
+		tok, exp, err := s.keys.SignPhase(s.cfg.EventID, customer, c.SessionID, phase, now, c.Expiry.Sub(now))
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,86 @@
+package demo
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// threadNices reads the niceness of every thread of this process
+// (/proc/self/task/*/stat, field 19).
+func threadNices(t *testing.T) map[string]int {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/stat")
+		if err != nil {
+			continue // the thread ended
+		}
+		// The command name may hold spaces: the fields start after its ')'.
+		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		n, err := strconv.Atoi(fields[16])
+		if err != nil {
+			t.Fatalf("stat of thread %s: %q", task.Name(), b)
+		}
+		out[task.Name()] = n
+	}
+	return out
+}
+
+// TestYieldCPU runs in a child process, whose niceness cannot be undone:
+// every thread, and a thread the runtime starts afterwards, runs at the
+// given niceness.
+func TestYieldCPU(t *testing.T) {
+	if os.Getenv("TICKETFAIR_TEST_YIELD_CPU") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestYieldCPU$", "-test.v")
+		cmd.Env = append(os.Environ(), "TICKETFAIR_TEST_YIELD_CPU=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestYieldCPU") {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return
+	}
+	for tid, n := range threadNices(t) {
+		if n != 0 {
+			t.Fatalf("thread %s starts at nice %d", tid, n)
+		}
+	}
+	if err := yieldCPU(7); err != nil {
+		t.Fatal(err)
+	}
+	// Goroutines locked to their threads while others block force the
+	// runtime to start new threads.
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	before := len(threadNices(t))
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			<-release
+		}()
+	}
+	for len(threadNices(t)) < before+4 {
+		runtime.Gosched()
+	}
+	nices := threadNices(t)
+	close(release)
+	wg.Wait()
+	for tid, n := range nices {
+		if n != 7 {
+			t.Errorf("thread %s at nice %d, want 7", tid, n)
+		}
+	}
+	if len(nices) <= before {
+		t.Fatalf("no new thread was started (%d threads before, %d after)", before, len(nices))
+	}
+}
