@@ -14,13 +14,15 @@ import (
 // payments) leave to the rest: the sweeper, the seat map, order reads.
 const gateReserve = 2
 
-// gateMin is the fewest transactions the gate lets run at once: on two
-// cores, booking.Store reaches 0.8x of pgbench's hold_seats rate with 8
-// connections (`make bench`), so below that the gate would cost
-// throughput. A machine whose other processes take its cores makes
-// latencies rise that no limit of booking's would lower; this floor keeps
-// the gate from starving the sale then.
-const gateMin = 8
+// gateMin is the fewest transactions the gate lets run at once. In the
+// full-scale demo, where the crowd, the queue and Redis share PostgreSQL's
+// two cores, latency rises at any concurrency, so the gate sat at its
+// floor: at 8 a hold waited 109 ms in it at the median, at 18 (the whole
+// pool less the reserve) 6 to 9 ms; the hold transaction's p99 rose from
+// about 80 ms to about 90, and 90 of 47,000 pool acquires waited, not 13.
+// The floor is therefore most of the default pool; a larger pool lets the
+// gate find the knee above it.
+const gateMin = 16
 
 // gateSlack is the latency a transaction may add to the tolerated one
 // before the gate shrinks: a PostgreSQL backend waiting a scheduler tick

@@ -30,6 +30,7 @@ type metrics struct {
 	providerRefunds *prometheus.CounterVec
 	reqDuration     *prometheus.HistogramVec
 	holdDuration    prometheus.Histogram
+	holdChecks      prometheus.Histogram
 	gateWait        prometheus.Histogram
 }
 
@@ -74,13 +75,18 @@ func newMetrics(pool *pgxpool.Pool, gate *txgate.Gate) *metrics {
 			Name: "ticketfair_booking_hold_transaction_seconds", Help: "Latency of the hold transaction, retries included, without the wait in the gate.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 		}),
+		holdChecks: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "ticketfair_booking_hold_checks_seconds", Help: "Latency of a hold's checks before its transaction: the access token, the rate limit and the session in Redis.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}),
 		gateWait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "ticketfair_booking_tx_gate_wait_seconds", Help: "Wait of hold and payment transactions in the gate that keeps PostgreSQL's load steady.",
 			Buckets: []float64{.0001, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 		}),
 	}
-	m.reg.MustRegister(m.holds, m.confirms, m.refunds, m.sweeps, m.sweptRows, m.remaining, m.seats, m.lastSweep, m.depErrors, m.providerRefunds, m.reqDuration, m.holdDuration, m.gateWait,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(m.holds, m.confirms, m.refunds, m.sweeps, m.sweptRows, m.remaining, m.seats, m.lastSweep, m.depErrors, m.providerRefunds, m.reqDuration, m.holdDuration, m.holdChecks, m.gateWait,
+		// The scheduler's latencies show how long goroutines waited for a CPU.
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler)), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Exposed at 0 from the start, so rates and alerts see the first event.
 	for _, r := range []string{"ok", "conflict", "limit", "rejected", "error"} {
 		m.holds.WithLabelValues(r)

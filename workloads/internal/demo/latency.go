@@ -33,9 +33,12 @@ var serverHistograms = []serverHistogram{
 	{"join", "queue", "ticketfair_queue_request_seconds", "op", "join"},
 	{"poll", "queue", "ticketfair_queue_request_seconds", "op", "poll"},
 	{"hold", "booking", "ticketfair_booking_http_request_duration_seconds", "route", "POST /events/{eventId}/holds"},
+	{"hold checks", "booking", "ticketfair_booking_hold_checks_seconds", "", ""},
+	{"hold/payment gate wait", "booking", "ticketfair_booking_tx_gate_wait_seconds", "", ""},
 	{"hold transaction", "booking", "ticketfair_booking_hold_transaction_seconds", "", ""},
 	{"seats", "booking", "ticketfair_booking_http_request_duration_seconds", "route", "GET /events/{eventId}/seats"},
 	{"webhook", "booking", "ticketfair_booking_http_request_duration_seconds", "route", "POST /payments/webhook"},
+	{"booking goroutines' CPU wait", "booking", "go_sched_latencies_seconds", "", ""},
 }
 
 // PoolWait is booking's PostgreSQL connection pool over the sale: a hold
