@@ -17,7 +17,7 @@ import (
 // idle one's.
 const DefaultCrowdNice = 5
 
-// yieldCPU sets every thread of this process to nice n. Threads the Go
+// yieldCPU raises every thread of this process to at least nice n. Threads the Go
 // runtime starts later inherit the value from the thread that starts
 // them, and so do processes started after it (a fault plan's restarts,
 // which is why a sale with faults does not call it). Two passes catch a
@@ -34,6 +34,11 @@ func yieldCPU(n int) error {
 		for _, t := range tasks {
 			tid, err := strconv.Atoi(t.Name())
 			if err != nil {
+				continue
+			}
+			// Linux's getpriority returns 20 - nice. A thread already
+			// nicer (the demo itself started under nice) keeps its value.
+			if p, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid); err == nil && 20-p >= n {
 				continue
 			}
 			if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, n); err != nil && err != syscall.ESRCH {
