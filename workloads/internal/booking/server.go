@@ -55,7 +55,8 @@ type service struct {
 	stripeSecrets []string
 	metrics       *metrics
 	// limits refuses floods of holds (nil: no limits).
-	limits *ratelimit.Policy
+	limits   *ratelimit.Policy
+	sessions *zone.Sessions // every hold checks its queue session, coalesced
 	// gate queues holds and payments so PostgreSQL sees a steady load.
 	gate     *txgate.Gate
 	seatMap  *seatCache
@@ -139,6 +140,7 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 	}
 	s.seatMap = &seatCache{store: s.store, maxAge: cfg.SeatMapRefresh}
 	s.limits = &ratelimit.Policy{L: ratelimit.New(rdb, zone.Prefix(cfg.EventID)), Cfg: cfg.RateLimits}
+	s.sessions = zone.NewSessions(rdb, cfg.EventID)
 	for _, sec := range strings.Split(cfg.WebhookSecrets, ",") {
 		if sec = strings.TrimSpace(sec); sec != "" {
 			s.secrets = append(s.secrets, sec)
@@ -160,11 +162,12 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 	var stopReleases context.CancelFunc
 	s.bgCtx, stopReleases = context.WithCancel(context.WithoutCancel(ctx))
 	defer s.waitReleases(5*time.Second, stopReleases)
-	// The limiter outlives the server's graceful shutdown: requests in
-	// flight get their answers.
+	// The limiter and the session checker outlive the server's graceful
+	// shutdown: requests in flight get their answers.
 	lctx, lcancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer lcancel()
 	go s.limits.L.Run(lctx)
+	go s.sessions.Run(lctx)
 
 	return httpapi.Run(ctx, httpapi.Server{Addr: cfg.HTTPAddr, Handler: s.routes(),
 		Drain: cfg.DrainDelay, Grace: cfg.ShutdownGrace, Ready: ready},
@@ -220,17 +223,18 @@ func (s *service) queueClaims(r *http.Request, needActive bool) (*accesstoken.Cl
 		return nil, &e
 	}
 	if needActive {
-		// The rate limit and the session are two Redis round trips; run at
-		// once, a hold waits for the slower, not for both in turn. The
-		// session check only reads, so asking it of a refused request
-		// costs nothing but the read.
+		// The rate limit and the session are two Redis calls, each shared
+		// with the holds that arrive at the same moment; run at once, a
+		// hold waits for the slower, not for both in turn. The session
+		// check only reads, so asking it of a refused request costs
+		// nothing but the read.
 		type answer struct {
 			active bool
 			err    error
 		}
 		session := make(chan answer, 1)
 		go func() {
-			active, err := zone.SessionActive(r.Context(), s.rdb, s.cfg.EventID, c.SessionID)
+			active, err := s.sessions.Active(r.Context(), c.SessionID)
 			session <- answer{active, err}
 		}()
 		limited := s.limits.Check(r.Context(), ratelimit.Hold, c.Customer(), "", r)

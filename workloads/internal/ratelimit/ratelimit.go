@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ticketfair/ticketfair/workloads/internal/coalesce"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 )
 
@@ -99,17 +100,7 @@ const maxBatch = 256
 type Limiter struct {
 	rdb    Client
 	prefix string
-	reqs   chan *pending
-}
-
-type pending struct {
-	checks []Check
-	done   chan result // buffered: the batcher never blocks on a gone caller
-}
-
-type result struct {
-	d   Decision
-	err error
+	calls  *coalesce.Batcher[[]Check, Decision]
 }
 
 // New returns a limiter whose counters are named prefix + op + ":" + scope +
@@ -117,7 +108,9 @@ type result struct {
 // so every counter of a sale is in one Cluster slot and a batch is one
 // script call. Run must be running for Allow to answer.
 func New(rdb Client, prefix string) *Limiter {
-	return &Limiter{rdb: rdb, prefix: prefix + "rl:", reqs: make(chan *pending, 4*maxBatch)}
+	l := &Limiter{rdb: rdb, prefix: prefix + "rl:"}
+	l.calls = coalesce.New(maxBatch, 2*time.Second, l.run)
+	return l
 }
 
 // Key names the counter of op (join, poll, hold) for scope's value.
@@ -137,66 +130,27 @@ func (l *Limiter) Allow(ctx context.Context, checks ...Check) (Decision, error) 
 	if len(live) == 0 {
 		return Decision{Allowed: true}, nil
 	}
-	p := &pending{checks: live, done: make(chan result, 1)}
-	select {
-	case l.reqs <- p:
-	case <-ctx.Done():
-		return Decision{}, ctx.Err()
-	}
-	select {
-	case r := <-p.done:
-		return r.d, r.err
-	case <-ctx.Done():
-		return Decision{}, ctx.Err()
-	}
+	return l.calls.Do(ctx, live)
 }
 
 // Run sends the batches until ctx ends.
-func (l *Limiter) Run(ctx context.Context) {
-	batch := make([]*pending, 0, maxBatch)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case p := <-l.reqs:
-			batch = append(batch[:0], p)
-		}
-	gather:
-		for len(batch) < maxBatch {
-			select {
-			case p := <-l.reqs:
-				batch = append(batch, p)
-			default:
-				break gather
-			}
-		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		ds, err := l.run(cctx, batch)
-		cancel()
-		for i, p := range batch {
-			if err != nil {
-				p.done <- result{err: err}
-			} else {
-				p.done <- result{d: ds[i]}
-			}
-		}
-	}
-}
+func (l *Limiter) Run(ctx context.Context) { l.calls.Run(ctx) }
 
 // ErrUnavailable wraps a failed script call.
 var ErrUnavailable = errors.New("ratelimit: redis unavailable")
 
-func (l *Limiter) run(ctx context.Context, batch []*pending) ([]Decision, error) {
+// run checks a batch of requests, each against its checks, in one call.
+func (l *Limiter) run(ctx context.Context, batch [][]Check) ([]Decision, error) {
 	n := 0
-	for _, p := range batch {
-		n += len(p.checks)
+	for _, checks := range batch {
+		n += len(checks)
 	}
 	keys := make([]string, 0, n)
 	args := make([]any, 0, 1+len(batch)+2*n)
 	args = append(args, len(batch))
-	for _, p := range batch {
-		args = append(args, len(p.checks))
-		for _, c := range p.checks {
+	for _, checks := range batch {
+		args = append(args, len(checks))
+		for _, c := range checks {
 			keys = append(keys, c.Key)
 			args = append(args, c.Rule.Limit, c.Rule.Window.Milliseconds())
 		}
@@ -209,13 +163,13 @@ func (l *Limiter) run(ctx context.Context, batch []*pending) ([]Decision, error)
 		return nil, fmt.Errorf("ratelimit: %d values for %d requests", len(res), len(batch))
 	}
 	out := make([]Decision, len(batch))
-	for i, p := range batch {
+	for i, checks := range batch {
 		j, wait := res[2*i], res[2*i+1]
 		if j < 0 {
 			out[i] = Decision{Allowed: true}
 			continue
 		}
-		out[i] = Decision{Scope: p.checks[j].Scope, RetryAfter: time.Duration(wait) * time.Millisecond}
+		out[i] = Decision{Scope: checks[j].Scope, RetryAfter: time.Duration(wait) * time.Millisecond}
 	}
 	return out, nil
 }

@@ -12,9 +12,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ticketfair/ticketfair/workloads/internal/coalesce"
 	"github.com/ticketfair/ticketfair/workloads/keyspace"
 )
 
@@ -52,26 +54,76 @@ func (i Inventory) Remaining() int64 { return i.Available + i.Held }
 // ErrUnavailable wraps Redis failures.
 var ErrUnavailable = errors.New("redis unavailable")
 
-// sessionActiveScript compares the session's expiry with Redis's clock, the
-// one the queue's scripts set it by, so a booking replica whose own clock
-// runs ahead or behind judges sessions exactly as the queue does.
-// KEYS: active. ARGV: session id. Returns 1 when active.
-var sessionActiveScript = redis.NewScript(`
-local exp = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not exp then return 0 end
+// sessionsActiveScript compares sessions' expiries with Redis's clock,
+// the one the queue's scripts set them by, so a booking replica whose own
+// clock runs ahead or behind judges sessions exactly as the queue does.
+// KEYS: active. ARGV: session ids. Returns 1 (active) or 0 for each.
+var sessionsActiveScript = redis.NewScript(`
+local exp = redis.call('ZMSCORE', KEYS[1], unpack(ARGV))
 local t = redis.call('TIME')
-if tonumber(exp) > tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then return 1 end
-return 0
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {}
+for i = 1, #ARGV do
+  if exp[i] and tonumber(exp[i]) > now then out[i] = 1 else out[i] = 0 end
+end
+return out
 `)
 
-// SessionActive reports whether session sid of the event is still active.
-func SessionActive(ctx context.Context, rdb redis.UniversalClient, eventID int64, sid string) (bool, error) {
-	n, err := sessionActiveScript.Run(ctx, rdb, []string{ActiveKey(eventID)}, sid).Int()
-	if err != nil {
-		return false, fmt.Errorf("%w: check session: %v", ErrUnavailable, err)
+// sessionsActive reports, for each of sids, whether it is active.
+func sessionsActive(ctx context.Context, rdb redis.Scripter, eventID int64, sids []string) ([]bool, error) {
+	args := make([]any, len(sids))
+	for i, sid := range sids {
+		args[i] = sid
 	}
-	return n == 1, nil
+	res, err := sessionsActiveScript.Run(ctx, rdb, []string{ActiveKey(eventID)}, args...).Int64Slice()
+	if err != nil {
+		return nil, fmt.Errorf("%w: check session: %v", ErrUnavailable, err)
+	}
+	if len(res) != len(sids) {
+		return nil, fmt.Errorf("%w: check session: %d answers for %d sessions", ErrUnavailable, len(res), len(sids))
+	}
+	out := make([]bool, len(res))
+	for i, n := range res {
+		out[i] = n == 1
+	}
+	return out, nil
 }
+
+// SessionActive reports whether session sid of the event is still active.
+func SessionActive(ctx context.Context, rdb redis.Scripter, eventID int64, sid string) (bool, error) {
+	active, err := sessionsActive(ctx, rdb, eventID, []string{sid})
+	if err != nil {
+		return false, err
+	}
+	return active[0], nil
+}
+
+// Sessions checks the sessions of one event for a hot path (every hold
+// checks its session): the checks that arrive together go to Redis as
+// one script call, so under load a booking replica pays one round trip
+// per batch, not per hold. Run must be running for Active to answer.
+type Sessions struct {
+	calls *coalesce.Batcher[string, bool]
+}
+
+// maxSessionBatch bounds the sessions of one call.
+const maxSessionBatch = 256
+
+// NewSessions returns the checker of eventID's sessions.
+func NewSessions(rdb redis.Scripter, eventID int64) *Sessions {
+	return &Sessions{calls: coalesce.New(maxSessionBatch, 2*time.Second,
+		func(ctx context.Context, sids []string) ([]bool, error) {
+			return sessionsActive(ctx, rdb, eventID, sids)
+		})}
+}
+
+// Active reports whether session sid is still active.
+func (s *Sessions) Active(ctx context.Context, sid string) (bool, error) {
+	return s.calls.Do(ctx, sid)
+}
+
+// Run sends the batches until ctx ends.
+func (s *Sessions) Run(ctx context.Context) { s.calls.Run(ctx) }
 
 // ReleaseSession frees the slots of sessions at once (after a purchase,
 // when the customer leaves, when their hold expired unpaid). Releasing

@@ -2,9 +2,13 @@ package zone
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/ticketfair/ticketfair/internal/testenv"
 )
@@ -70,5 +74,71 @@ func TestPublishInventory(t *testing.T) {
 	check(0, "0", "100", "0")
 	if got := InventoryKey(event); got != "tf:{9}:inventory" {
 		t.Fatalf("InventoryKey = %q", got)
+	}
+}
+
+// Holds racing on one booking replica check their sessions through one
+// Sessions: each gets its own session's answer by Redis's clock (active,
+// expired or unknown), and the checks share script calls.
+func TestSessionsCoalesced(t *testing.T) {
+	rdb := testenv.Redis(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const event = 11
+	now, err := rdb.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := now.UnixMilli()
+	// Session i is active when i%3 == 0, expired when i%3 == 1, unknown
+	// otherwise.
+	const n = 600
+	sid := func(i int) string { return "s" + strconv.Itoa(i) }
+	for i := 0; i < n; i++ {
+		switch i % 3 {
+		case 0:
+			rdb.ZAdd(ctx, ActiveKey(event), redis.Z{Score: float64(ms + 60_000), Member: sid(i)})
+		case 1:
+			rdb.ZAdd(ctx, ActiveKey(event), redis.Z{Score: float64(ms - 1), Member: sid(i)})
+		}
+	}
+	scripts := func() int {
+		t.Helper()
+		info, err := rdb.Info(ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return commandCalls(t, info, "evalsha") + commandCalls(t, info, "eval")
+	}
+	s := NewSessions(rdb, event)
+	go s.Run(ctx)
+	before := scripts()
+	var wg sync.WaitGroup
+	wrong := make(chan string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			active, err := s.Active(ctx, sid(i))
+			if err != nil || active != (i%3 == 0) {
+				wrong <- fmt.Sprintf("%s: active %v, err %v", sid(i), active, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(wrong)
+	for w := range wrong {
+		t.Error(w)
+	}
+	calls := scripts() - before
+	t.Logf("%d checks in %d script calls", n, calls)
+	if calls < 1 || calls >= n {
+		t.Errorf("%d script calls for %d concurrent checks: not shared", calls, n)
+	}
+	// The one-off check of the queue's tests agrees.
+	for _, i := range []int{0, 1, 2} {
+		if active, err := SessionActive(ctx, rdb, event, sid(i)); err != nil || active != (i%3 == 0) {
+			t.Errorf("SessionActive(%s) = %v, %v", sid(i), active, err)
+		}
 	}
 }
