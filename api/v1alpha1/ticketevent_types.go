@@ -185,8 +185,8 @@ type SalePhase struct {
 	// MaxSeatsPerCustomer, when set, is the phase's own seat limit per
 	// customer, at most holds.maxSeatsPerCustomer: booking holds a customer
 	// admitted under the phase to it, counting the seats they hold or
-	// bought in any phase. Unset: the event's limit. A late payment is held
-	// to the event's limit.
+	// bought in any phase. Unset: the event's limit. An order keeps the
+	// limit it was held under, so its payment, late or not, is held to it.
 	// +kubebuilder:validation:XValidation:rule="self >= 1",message="phases[].maxSeatsPerCustomer must be at least 1"
 	// +optional
 	MaxSeatsPerCustomer *int32 `json:"maxSeatsPerCustomer,omitempty"`

@@ -214,3 +214,86 @@ func TestPhasesCheckedAtStart(t *testing.T) {
 		}
 	}
 }
+
+// holdIn holds seats with token, wanting 201, and returns the order.
+func (e *env) holdIn(token string, seats ...string) string {
+	e.t.Helper()
+	r := e.holdWith(token, seats...)
+	if r.status != http.StatusCreated {
+		e.t.Fatalf("hold %v: %d %s", seats, r.status, r.body)
+	}
+	return r.json(e.t)["orderId"].(string)
+}
+
+// A payment is checked against the limit its order was held under. A
+// presale customer (limit 2) whose hold expired, who held again and paid,
+// is refunded (seat_limit) when the first payment completes late, however
+// the two payments race; under the event's limit (4) it would have bought
+// two more seats. The same late payment of a general-sale order (limit 4)
+// buys its seats. The phase's limit binds the card too: a second member
+// paying for presale seats with a card that already bought the phase's 2
+// is refunded (card_limit).
+func TestLatePaymentKeepsThePhasesLimit(t *testing.T) {
+	e := newEnv(t, withPhases)
+	pre := e.phaseToken("m1", "sess-m1-pre", "presale")
+	first := e.holdIn(pre, "A-3-1", "A-3-2")
+	expire(t, e.pool, first)
+	e.sweep()
+	second := e.holdIn(pre, "A-3-3", "A-3-4")
+	if n := e.count(`SELECT seat_limit::bigint FROM ticket_order WHERE id = $1`, second); n != 2 {
+		t.Fatalf("the presale order was held under a limit of %d, want 2", n)
+	}
+	var wg sync.WaitGroup
+	answers := make([]response, 6)
+	for i := range answers {
+		order, payment := first, "pay-late"
+		if i%2 == 1 {
+			order, payment = second, "pay-on-time"
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i] = e.webhook(testSecret, time.Now(), paymentBody(order, payment, "179.00", "succeeded"))
+		}()
+	}
+	wg.Wait()
+	for i, r := range answers {
+		want, reason := StatusRefundRequired, ReasonSeatLimit
+		if i%2 == 1 {
+			want, reason = StatusPaid, ""
+		}
+		if r.status != http.StatusOK {
+			t.Fatalf("payment %d: %d %s", i, r.status, r.body)
+		}
+		if a := r.json(t); a["status"] != want || (reason != "" && a["refundReason"] != reason) {
+			t.Fatalf("payment %d: %v, want %s %s", i, a, want, reason)
+		}
+	}
+	if n := e.owned("m1"); n != 2 {
+		t.Fatalf("the presale customer owns %d seats, the phase's limit is 2", n)
+	}
+	e.accounted("pay-late", "pay-on-time")
+
+	sale := e.phaseToken("m2", "sess-m2-sale", "sale")
+	late := e.holdIn(sale, "B-3-1", "B-3-2")
+	expire(t, e.pool, late)
+	e.sweep()
+	e.holdIn(sale, "B-3-3", "B-3-4")
+	if a := e.pay(late, "pay-sale-late", "90.00"); a["status"] != StatusPaid {
+		t.Fatalf("a late general-sale payment within the event's limit: %v", a)
+	}
+	if n := e.owned("m2"); n != 4 {
+		t.Fatalf("the general-sale customer owns %d seats, want 4", n)
+	}
+
+	const card = "fpPresaleCard"
+	o1 := e.holdIn(e.phaseToken("m3", "sess-m3-pre", "presale"), "A-4-1", "A-4-2")
+	o2 := e.holdIn(e.phaseToken("m4", "sess-m4-pre", "presale"), "A-4-3", "A-4-4")
+	if a := e.payCard(o1, "pay-card-1", "179.00", card); a["status"] != StatusPaid {
+		t.Fatalf("the first member's payment with the card: %v", a)
+	}
+	if a := e.payCard(o2, "pay-card-2", "179.00", card); a["status"] != StatusRefundRequired || a["refundReason"] != ReasonCardLimit {
+		t.Fatalf("a second member's presale payment with the same card: %v, want REFUND_REQUIRED card_limit", a)
+	}
+	e.accounted("pay-sale-late", "pay-card-1", "pay-card-2")
+}

@@ -386,9 +386,9 @@ type RefundedPayment struct {
 	RequestedAt time.Time `json:"requestedAt"`
 }
 
-// confirmSQL is a payment: one call of confirm_payment (migrations 00010
-// and 00011, which added the card),
-// which reads, decides and writes the outcome with its outbox row, raising
+// confirmSQL is a payment: one call of confirm_payment (migrations 00010,
+// 00011, which added the card, and 00012, which checks the limit the order
+// was held under when it is lower than maxSeats), which reads, decides and writes the outcome with its outbox row, raising
 // confirmRefusedCode when it refuses the payment. An order's payment and
 // refund reason read as empty strings while unset, as in orderColumns.
 const confirmSQL = `
