@@ -388,8 +388,9 @@ type RefundedPayment struct {
 
 // confirmSQL is a payment: one call of confirm_payment (migrations 00010,
 // 00011, which added the card, and 00012, which checks the limit the order
-// was held under when it is lower than maxSeats), which reads, decides and writes the outcome with its outbox row, raising
-// confirmRefusedCode when it refuses the payment. An order's payment and
+// was held under when it is lower than maxSeats), which reads, decides and
+// writes the outcome with its outbox row, raising confirmRefusedCode when
+// it refuses the payment. An order's payment and
 // refund reason read as empty strings while unset, as in orderColumns.
 const confirmSQL = `
 SELECT r_fresh, r_event, r_customer, r_session, r_status, r_amount, r_currency, r_expires, r_created,
