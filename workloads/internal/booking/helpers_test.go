@@ -233,9 +233,21 @@ func (e *env) do(method, path string, body any, headers ...string) response {
 // hold holds seats for customer over HTTP and returns the order id.
 func (e *env) hold(customer string, seats ...string) string {
 	e.t.Helper()
-	r := e.do("POST", "/events/7/holds", map[string]any{"seats": seats}, QueueTokenHeader, e.token(customer))
+	return e.holdIn(e.token(customer), seats...)
+}
+
+// holdWith asks for a hold of seats with the access token token.
+func (e *env) holdWith(token string, seats ...string) response {
+	e.t.Helper()
+	return e.do("POST", "/events/7/holds", map[string]any{"seats": seats}, QueueTokenHeader, token)
+}
+
+// holdIn holds seats with token, wanting 201, and returns the order id.
+func (e *env) holdIn(token string, seats ...string) string {
+	e.t.Helper()
+	r := e.holdWith(token, seats...)
 	if r.status != http.StatusCreated {
-		e.t.Fatalf("hold %v for %s: %d %s", seats, customer, r.status, r.body)
+		e.t.Fatalf("hold %v: %d %s", seats, r.status, r.body)
 	}
 	return r.json(e.t)["orderId"].(string)
 }

@@ -47,11 +47,6 @@ func (e *env) phaseToken(customer, sid, phase string) string {
 	return tok
 }
 
-func (e *env) holdWith(token string, seats ...string) response {
-	e.t.Helper()
-	return e.do("POST", "/events/7/holds", map[string]any{"seats": seats}, QueueTokenHeader, token)
-}
-
 // A member admitted in the presale (limit 2, section A) cannot hold 3
 // seats at once, nor a seat in B, nor a third seat later; each refusal
 // names the phase and changes nothing. The same customer admitted again in
@@ -213,16 +208,6 @@ func TestPhasesCheckedAtStart(t *testing.T) {
 			t.Errorf("%s: %v, want an error containing %q", name, err, tc.want)
 		}
 	}
-}
-
-// holdIn holds seats with token, wanting 201, and returns the order.
-func (e *env) holdIn(token string, seats ...string) string {
-	e.t.Helper()
-	r := e.holdWith(token, seats...)
-	if r.status != http.StatusCreated {
-		e.t.Fatalf("hold %v: %d %s", seats, r.status, r.body)
-	}
-	return r.json(e.t)["orderId"].(string)
 }
 
 // A payment is checked against the limit its order was held under. A
