@@ -46,7 +46,9 @@ const (
 
 // Store is the booking logic on PostgreSQL. Every decision is made by the
 // database (conditional UPDATEs, row locks, now()), so any number of
-// replicas may share one database.
+// replicas may share one database. The tables are
+// workloads/internal/migrations/schema.sql; the stored functions its
+// functions/ folder.
 type Store struct {
 	pool    *pgxpool.Pool
 	eventID int64
@@ -135,10 +137,10 @@ type Hold struct {
 	PayBy time.Time `json:"payBy"`
 }
 
-// holdSQL is a hold: one call of hold_seats (migration 00006), which takes
-// the customer's lock, checks the limit, inserts the PENDING order and
-// takes each seat in the given order, raising holdRefusedCode when a check
-// refuses.
+// holdSQL is a hold: one call of hold_seats
+// (migrations/functions/hold_seats.sql), which takes the customer's lock,
+// checks the limit, inserts the PENDING order and takes each seat in the
+// given order, raising holdRefusedCode when a check refuses.
 const holdSQL = `SELECT expires_at, amount FROM hold_seats($1, $2, $3, $4, $5, $6, $7, $8)`
 
 // holdRefusedCode is the SQLSTATE of hold_seats's refusals.
@@ -212,7 +214,7 @@ func holdRefusal(err error, r phaseRule) error {
 		}
 		return &SeatLimitError{Limit: r.maxSeats, Already: already, Phase: r.name}
 	case "seats_unavailable":
-		// The hint lists the refused seats that do not exist (00009): an
+		// The hint lists the refused seats that do not exist: an
 		// unknown seat is bad input, a taken one a conflict.
 		if unknown, _ := strings.CutPrefix(pe.Hint, "unknown:"); unknown != "" {
 			return &UnknownSeatsError{Seats: strings.Split(unknown, ",")}
@@ -386,11 +388,11 @@ type RefundedPayment struct {
 	RequestedAt time.Time `json:"requestedAt"`
 }
 
-// confirmSQL is a payment: one call of confirm_payment (migrations 00010,
-// 00011, which added the card, and 00012, which checks the limit the order
-// was held under when it is lower than maxSeats), which reads, decides and
-// writes the outcome with its outbox row, raising confirmRefusedCode when
-// it refuses the payment. An order's payment and
+// confirmSQL is a payment: one call of confirm_payment
+// (migrations/functions/confirm_payment.sql, which checks the limit the
+// order was held under when it is lower than maxSeats), which reads,
+// decides and writes the outcome with its outbox row, raising
+// confirmRefusedCode when it refuses the payment. An order's payment and
 // refund reason read as empty strings while unset, as in orderColumns.
 const confirmSQL = `
 SELECT r_fresh, r_event, r_customer, r_session, r_status, r_amount, r_currency, r_expires, r_created,

@@ -6,9 +6,10 @@ package events
 import "time"
 
 // Topics and event types. Booking's outbox rows are written by the
-// database (confirm_payment, migration 00010) with these names and the
-// JSON field names below: changing either needs a migration too, and
-// booking's tests decode its rows with these types.
+// database (workloads/internal/migrations/functions/confirm_payment.sql)
+// with these names and the JSON field names below: changing either needs
+// that file changed too, and booking's tests decode its rows with these
+// types.
 const (
 	TopicTicketIssued    = "ticket-issued"
 	TopicRefundRequested = "refund-requested"

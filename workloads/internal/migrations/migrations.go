@@ -1,10 +1,17 @@
-// Package migrations holds ticketfair's versioned SQL schema, embedded in
-// the binary and applied by `ticketfair migrate` with goose. goose takes a
-// PostgreSQL session advisory lock, so several pods may migrate at once:
-// one applies, the others wait and find nothing left to do.
+// Package migrations holds ticketfair's SQL schema, embedded in the binary
+// and applied by `ticketfair migrate`, in two steps:
 //
-// Files are sql/NNNNN_name.sql; a file, once released, is never edited:
-// a change is a new file.
+//   - sql/NNNNN_name.sql, versioned and applied once each by goose: tables,
+//     indexes, data changes and the drops of retired functions. A file,
+//     once released, changes only in what leaves the final schema as it is;
+//     a change is a new file.
+//   - functions/name.sql, one stored function each, replaced on every run
+//     after the migrations (CREATE OR REPLACE), then functions/compat.sql:
+//     a function changes in its one file.
+//
+// schema.sql is the result, checked by TestSchema. Both steps take the
+// same PostgreSQL advisory lock, so several pods may migrate at once: one
+// applies, the others wait and find nothing left to change.
 package migrations
 
 import (
@@ -13,6 +20,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"slices"
 
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -21,10 +29,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-//go:embed sql/*.sql
+//go:embed sql/*.sql functions/*.sql
 var files embed.FS
 
-// Up applies every pending migration to the database at databaseURL.
+// compatFile is applied after the other functions: it drops what they
+// replaced.
+const compatFile = "functions/compat.sql"
+
+// Up applies every pending migration to the database at databaseURL, then
+// every stored function.
 func Up(ctx context.Context, databaseURL string) error {
 	cfg, err := pgx.ParseConfig(databaseURL)
 	if err != nil {
@@ -33,7 +46,7 @@ func Up(ctx context.Context, databaseURL string) error {
 	return UpConn(ctx, cfg)
 }
 
-// UpConn applies every pending migration to the database of cfg.
+// UpConn is Up on the database of cfg.
 func UpConn(ctx context.Context, cfg *pgx.ConnConfig) error {
 	p, db, err := providerOf(cfg)
 	if err != nil {
@@ -43,7 +56,44 @@ func UpConn(ctx context.Context, cfg *pgx.ConnConfig) error {
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
-	return nil
+	return applyFunctions(ctx, cfg)
+}
+
+// applyFunctions runs every file of functions/, compat.sql last, in one
+// transaction: a payment or hold sees the functions of one version, never
+// a mix. The transaction takes goose's lock, so two pods never replace a
+// function at once (PostgreSQL refuses the second: "tuple concurrently
+// updated") nor while another pod migrates.
+func applyFunctions(ctx context.Context, cfg *pgx.ConnConfig) error {
+	names, err := fs.Glob(files, "functions/*.sql")
+	if err != nil {
+		return err
+	}
+	names = slices.DeleteFunc(names, func(n string) bool { return n == compatFile })
+	slices.Sort(names)
+	names = append(names, compatFile)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("apply functions: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lock.DefaultLockID); err != nil {
+			return fmt.Errorf("apply functions: lock: %w", err)
+		}
+		for _, name := range names {
+			body, err := files.ReadFile(name)
+			if err != nil {
+				return err
+			}
+			// Without arguments Exec uses the simple protocol, which
+			// runs a file of several statements.
+			if _, err := tx.Exec(ctx, string(body)); err != nil {
+				return fmt.Errorf("apply %s: %w", name, err)
+			}
+		}
+		return nil
+	})
 }
 
 // Pending reports how many migrations are not yet applied (for /readyz).

@@ -15,17 +15,7 @@ CREATE INDEX outbox_unpublished ON outbox (id) WHERE published_at IS NULL;
 -- Pruning published rows by age.
 CREATE INDEX outbox_published_at ON outbox (published_at) WHERE published_at IS NOT NULL;
 
--- Wake the relay as soon as a row commits.
--- +goose StatementBegin
-CREATE FUNCTION outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM pg_notify('ticketfair_outbox', NEW.id::text);
-    RETURN NULL;
-END $$;
--- +goose StatementEnd
-CREATE TRIGGER outbox_notify AFTER INSERT ON outbox FOR EACH ROW EXECUTE FUNCTION outbox_notify();
+-- Its trigger, which wakes the relay, is functions/outbox_notify.sql.
 
 -- +goose Down
-DROP TRIGGER outbox_notify ON outbox;
-DROP FUNCTION outbox_notify();
 DROP TABLE outbox;
