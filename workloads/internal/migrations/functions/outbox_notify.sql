@@ -8,8 +8,9 @@ BEGIN
 END $$;
 
 -- The trigger is created here, with its function, because the versioned
--- migrations run first. Creating it only when missing leaves a deployed
--- outbox unlocked when the migration Job runs again.
+-- migrations run first. It is created only when missing: CREATE OR
+-- REPLACE TRIGGER would lock a live outbox against inserts each time the
+-- migration Job runs again.
 DO $$
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'outbox'::regclass AND tgname = 'outbox_notify') THEN
