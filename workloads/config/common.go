@@ -62,6 +62,7 @@ type Identity struct {
 	IdentityIssuer     string `env:"TICKETFAIR_IDENTITY_ISSUER" flag:"identity-issuer" default:"ticketfair-identity" usage:"required iss of identity tokens"`
 	IdentityAudience   string `env:"TICKETFAIR_IDENTITY_AUDIENCE" flag:"identity-audience" default:"ticketfair" usage:"required aud of identity tokens"`
 	TierClaim          string `env:"TICKETFAIR_IDENTITY_TIER_CLAIM" flag:"identity-tier-claim" default:"tier" usage:"claim of identity tokens read as the customer's tier (e.g. member), for presale phases"`
+	EmailClaim         string `env:"TICKETFAIR_IDENTITY_EMAIL_CLAIM" flag:"identity-email-claim" default:"email" usage:"claim of identity tokens read as the customer's email address, where the tickets are mailed (ignored when email_verified is false)"`
 }
 
 // AccessTokens holds the keys that sign access tokens (queue) and the JWKS

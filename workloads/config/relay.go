@@ -24,6 +24,9 @@ type Tickets struct {
 	Postgres
 	Kafka
 	Identity
+	Mail
+	EventInfo
+	Gate
 
 	ConsumerGroup string        `env:"TICKETFAIR_TICKETS_GROUP" flag:"group" default:"ticketfair-tickets" usage:"consumer group"`
 	TicketKeys    string        `env:"TICKETFAIR_TICKET_KEYS" flag:"ticket-keys" secret:"true" usage:"kid:base64seed,... Ed25519 keys signing ticket codes; the first signs"`

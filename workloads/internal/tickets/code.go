@@ -29,6 +29,9 @@ type Claims struct {
 	OrderID              string `json:"oid"`
 	SeatID               string `json:"seat"`
 	Section              string `json:"sec,omitempty"`
+	// Generation counts the ticket's transfers: each hands it on with a
+	// new code one generation up, and the gate refuses older ones.
+	Generation int `json:"gen,omitempty"`
 }
 
 // TicketID is derived from the order and seat, so a ticket re-issued from a
@@ -56,7 +59,7 @@ func ParseKeys(s string) (*Keys, error) {
 
 // Sign makes the code of one ticket. Ed25519 is deterministic, so the same
 // ticket always gets the same code.
-func (ks *Keys) Sign(ticketID string, eventID int64, orderID, seatID, section string, paidAt time.Time) (string, error) {
+func (ks *Keys) Sign(ticketID string, eventID int64, orderID, seatID, section string, generation int, paidAt time.Time) (string, error) {
 	k := ks.keys[0]
 	c := Claims{
 		RegisteredClaims: jwt.RegisteredClaims{
@@ -64,7 +67,7 @@ func (ks *Keys) Sign(ticketID string, eventID int64, orderID, seatID, section st
 			Subject:  ticketID,
 			IssuedAt: jwt.NewNumericDate(paidAt),
 		},
-		EventID: eventID, OrderID: orderID, SeatID: seatID, Section: section,
+		EventID: eventID, OrderID: orderID, SeatID: seatID, Section: section, Generation: generation,
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
 	t.Header["kid"] = k.ID
@@ -100,6 +103,21 @@ var codeParser = jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodEd
 // VerifyCode checks a ticket code offline against public keys (as a gate
 // does with the published JWKS) and that it is for eventID.
 func VerifyCode(code string, keys map[string]ed25519.PublicKey, eventID int64) (*Claims, error) {
+	c, err := verifySignature(code, keys)
+	if err != nil {
+		return nil, err
+	}
+	if c.EventID != eventID {
+		return nil, fmt.Errorf("%w: ticket is for event %d, not %d", ErrWrongEvent, c.EventID, eventID)
+	}
+	return c, nil
+}
+
+// ErrWrongEvent is a genuine code of another event.
+var ErrWrongEvent = fmt.Errorf("%w: wrong event", ErrInvalidCode)
+
+// verifySignature checks the signature and shape of a code, for any event.
+func verifySignature(code string, keys map[string]ed25519.PublicKey) (*Claims, error) {
 	var c Claims
 	_, err := codeParser.ParseWithClaims(code, &c, func(t *jwt.Token) (any, error) {
 		kid, _ := t.Header["kid"].(string)
@@ -111,11 +129,11 @@ func VerifyCode(code string, keys map[string]ed25519.PublicKey, eventID int64) (
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidCode, err)
 	}
-	if c.EventID != eventID {
-		return nil, fmt.Errorf("%w: ticket is for event %d, not %d", ErrInvalidCode, c.EventID, eventID)
-	}
 	if c.Subject != TicketID(c.OrderID, c.SeatID) {
 		return nil, fmt.Errorf("%w: ticket id does not match its seat", ErrInvalidCode)
+	}
+	if c.Generation < 0 {
+		return nil, fmt.Errorf("%w: negative generation", ErrInvalidCode)
 	}
 	return &c, nil
 }

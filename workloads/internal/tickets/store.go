@@ -66,7 +66,7 @@ func Issue(ctx context.Context, pool *pgxpool.Pool, keys *Keys, outboxID int64, 
 		}
 		seen[s.SeatID] = true
 		id := TicketID(m.OrderID, s.SeatID)
-		code, err := keys.Sign(id, m.EventID, m.OrderID, s.SeatID, s.Section, m.PaidAt)
+		code, err := keys.Sign(id, m.EventID, m.OrderID, s.SeatID, s.Section, 0, m.PaidAt)
 		if err != nil {
 			return 0, err
 		}
@@ -90,8 +90,9 @@ func Issue(ctx context.Context, pool *pgxpool.Pool, keys *Keys, outboxID int64, 
 			return 0, nil // already applied
 		}
 	}
-	tag, err := tx.Exec(ctx, `INSERT INTO ticket (ticket_id, order_id, seat_id, event_id, customer_id, section, price, code, outbox_id)
-		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])
+	tag, err := tx.Exec(ctx, `INSERT INTO ticket (ticket_id, order_id, seat_id, event_id, customer_id, section, price, code, outbox_id, holder_id)
+		SELECT *, c FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])
+			AS u (i, o, s, e, c, sec, p, code, ob)
 		ON CONFLICT DO NOTHING`, ids, orders, seats, eventIDs, customers, sections, prices, codes, outboxIDs)
 	if err != nil {
 		return 0, fmt.Errorf("insert tickets of order %s: %w", m.OrderID, err)

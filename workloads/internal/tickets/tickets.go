@@ -34,6 +34,9 @@ type metrics struct {
 	storeErrors prometheus.Counter
 	fetchErrors prometheus.Counter
 	latency     prometheus.Histogram
+
+	checkins       *prometheus.CounterVec
+	checkinLatency prometheus.Histogram
 }
 
 func newMetrics() *metrics {
@@ -54,6 +57,13 @@ func newMetrics() *metrics {
 			Name: "ticketfair_tickets_message_to_stored_seconds", Help: "Time from a message's produce timestamp to its tickets being stored.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
 		}),
+		checkins: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ticketfair_checkins_total", Help: "Gate scans by gate and result: admitted, already_used, revoked, wrong_event, invalid, conflict.",
+		}, []string{"gate", "result"}),
+		checkinLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "ticketfair_checkin_seconds", Help: "Time to answer one online gate scan.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}),
 	}
 }
 
@@ -65,6 +75,8 @@ type Service struct {
 	m        *metrics
 	reg      *prometheus.Registry
 	consumer *consumer
+	// gateSecret derives the gate devices' credentials ("" disables check-in).
+	gateSecret string
 }
 
 // New builds the service on pool.
@@ -84,9 +96,9 @@ func New(ctx context.Context, cfg config.Tickets, pool *pgxpool.Pool) (*Service,
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{pool: pool, keys: keys, identity: idv, m: newMetrics(), reg: prometheus.NewRegistry()}
+	s := &Service{pool: pool, keys: keys, identity: idv, m: newMetrics(), reg: prometheus.NewRegistry(), gateSecret: cfg.GateSecret}
 	s.consumer = newConsumer(cfg, pool, keys, s.m, dialer)
-	s.reg.MustRegister(s.m.messages, s.m.issued, s.m.storeErrors, s.m.fetchErrors, s.m.latency,
+	s.reg.MustRegister(s.m.messages, s.m.issued, s.m.storeErrors, s.m.fetchErrors, s.m.latency, s.m.checkins, s.m.checkinLatency,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "ticketfair_tickets_consumer_lag", Help: "Messages of ticket-issued not yet read by this consumer.",
 		}, func() float64 { return float64(s.consumer.reader.Stats().Lag) }))
@@ -128,6 +140,10 @@ func (s *Service) Handler() *httpapi.Mux {
 		httpapi.WriteJSON(w, http.StatusOK, s.keys.JWKS())
 		return nil
 	}))
+	mux.Handle("POST /events/{eventId}/checkins", httpapi.HandlerFunc(s.checkin))
+	mux.Handle("POST /events/{eventId}/checkins/sync", httpapi.HandlerFunc(s.sync))
+	mux.Handle("GET /events/{eventId}/checkins/report", httpapi.HandlerFunc(s.checkinReport))
+	mux.Handle("GET /events/{eventId}/gate/list", httpapi.HandlerFunc(s.gateList))
 	mux.Handle("GET "+openapi.Path, openapi.Handler(openapi.Tickets))
 	// The ticket table must exist: ready means migrated too.
 	httpapi.Probes(mux, httpapi.Check{Name: "database", Fn: func(ctx context.Context) error {

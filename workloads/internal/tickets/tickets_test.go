@@ -246,11 +246,11 @@ func TestTicketCodes(t *testing.T) {
 	}
 	paid := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	id := TicketID("o1", "s1")
-	code, err := keys.Sign(id, eventID, "o1", "s1", "A", paid)
+	code, err := keys.Sign(id, eventID, "o1", "s1", "A", 0, paid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := keys.Sign(id, eventID, "o1", "s1", "A", paid)
+	again, _ := keys.Sign(id, eventID, "o1", "s1", "A", 0, paid)
 	if again != code {
 		t.Error("the same ticket got two different codes")
 	}
@@ -270,7 +270,7 @@ func TestTicketCodes(t *testing.T) {
 	if _, err := VerifyCode(code, other.PublicKeys(), eventID); !errors.Is(err, ErrInvalidCode) {
 		t.Errorf("code checked against other keys: %v", err)
 	}
-	forged, _ := other.Sign(TicketID("o1", "s2"), eventID, "o1", "s1", "A", paid)
+	forged, _ := other.Sign(TicketID("o1", "s2"), eventID, "o1", "s1", "A", 0, paid)
 	if _, err := VerifyCode(forged, other.PublicKeys(), eventID); !errors.Is(err, ErrInvalidCode) {
 		t.Errorf("ticket id not matching its seat: %v", err)
 	}
