@@ -41,6 +41,9 @@ type TicketIssued struct {
 	Currency   string    `json:"currency"`
 	Seats      []Seat    `json:"seats"`
 	PaidAt     time.Time `json:"paidAt"`
+	// Email is the buyer's verified address, kept with the order at hold
+	// time: where the tickets are mailed ("" when the token had none).
+	Email string `json:"email,omitempty"`
 }
 
 // RefundRequested says a payment bought no seats and must be paid back:

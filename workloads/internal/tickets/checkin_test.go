@@ -33,6 +33,8 @@ func newGateService(t *testing.T, orders ...int) gateService {
 	url, pool := newDB(t)
 	cfg := testConfig(t, url, []string{"127.0.0.1:1"})
 	cfg.GateSecret = gateSecret
+	cfg.EmailClaim = "email"
+	cfg.MaxTransfers = 2
 	svc, err := New(context.Background(), cfg, pool)
 	if err != nil {
 		t.Fatal(err)

@@ -23,9 +23,12 @@ import (
 // Offsets are committed only after a message's tickets are stored, so a
 // crash re-reads it and the database's dedupe makes that harmless.
 type consumer struct {
-	cfg    config.Tickets
-	pool   *pgxpool.Pool
-	keys   *Keys
+	cfg  config.Tickets
+	pool *pgxpool.Pool
+	keys *Keys
+	// issued, when set, is called after an order's tickets are stored
+	// (it wakes the mail workers).
+	issued func()
 	m      *metrics
 	log    *slog.Logger
 	reader *kafka.Reader
@@ -201,7 +204,7 @@ func (c *consumer) handle(ctx context.Context, msg kafka.Message) error {
 		return nil
 	}
 	for attempt := 0; ; attempt++ {
-		n, err := Issue(ctx, c.pool, c.keys, outboxID, &m)
+		n, err := IssueAndMail(ctx, c.pool, c.keys, outboxID, &m, c.cfg.SMTPHost != "")
 		switch {
 		case errors.Is(err, ErrInvalidMessage):
 			c.reject(msg, err)
@@ -227,6 +230,9 @@ func (c *consumer) handle(ctx context.Context, msg kafka.Message) error {
 		}
 		c.m.messages.WithLabelValues("issued").Inc()
 		c.m.issued.Add(float64(n))
+		if c.issued != nil {
+			c.issued()
+		}
 		if !msg.Time.IsZero() {
 			c.m.latency.Observe(time.Since(msg.Time).Seconds())
 		}

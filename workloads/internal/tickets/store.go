@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
+	"github.com/ticketfair/ticketfair/workloads/internal/ticketmail"
 )
 
 // ConsumerName keys this consumer's rows in processed_message.
@@ -29,6 +31,23 @@ type Ticket struct {
 	Price      string    `json:"price"`
 	Code       string    `json:"code"`
 	IssuedAt   time.Time `json:"issuedAt"`
+	// Generation counts the ticket's transfers; Code is the current one.
+	Generation int `json:"generation"`
+	// QR is Code as a QR image (a data URL), for pages.
+	QR          string `json:"qr,omitempty"`
+	HolderID    string `json:"-"`
+	HolderEmail string `json:"-"`
+}
+
+// ticketColumns are what scanTicket reads, in its order.
+const ticketColumns = `ticket_id, order_id, seat_id, event_id, customer_id, section, price, code, issued_at,
+	generation, coalesce(holder_id, ''), coalesce(holder_email, '')`
+
+func scanTicket(row pgx.CollectableRow) (Ticket, error) {
+	var t Ticket
+	err := row.Scan(&t.TicketID, &t.OrderID, &t.SeatID, &t.EventID, &t.CustomerID, &t.Section, &t.Price, &t.Code, &t.IssuedAt,
+		&t.Generation, &t.HolderID, &t.HolderEmail)
+	return t, err
 }
 
 func validate(m *events.TicketIssued) error {
@@ -54,6 +73,14 @@ func validate(m *events.TicketIssued) error {
 // seat) constraint makes a replay under another outbox id create nothing
 // either.
 func Issue(ctx context.Context, pool *pgxpool.Pool, keys *Keys, outboxID int64, m *events.TicketIssued) (int, error) {
+	return IssueAndMail(ctx, pool, keys, outboxID, m, false)
+}
+
+// IssueAndMail is Issue that, when mail is on and the buyer has an
+// address, also enqueues the order's mail in the same transaction: the
+// tickets and the mail that carries them exist together or not at all, and
+// a redelivered message enqueues nothing (the mail's key is the order's).
+func IssueAndMail(ctx context.Context, pool *pgxpool.Pool, keys *Keys, outboxID int64, m *events.TicketIssued, mail bool) (int, error) {
 	if err := validate(m); err != nil {
 		return 0, err
 	}
@@ -97,6 +124,15 @@ func Issue(ctx context.Context, pool *pgxpool.Pool, keys *Keys, outboxID int64, 
 	if err != nil {
 		return 0, fmt.Errorf("insert tickets of order %s: %w", m.OrderID, err)
 	}
+	if mail && m.Email != "" {
+		err := ticketmail.Enqueue(ctx, tx, ticketmail.Mail{Key: ticketmail.OrderKey(m.OrderID), Kind: ticketmail.KindOrder,
+			EventID: m.EventID, OrderID: m.OrderID, TicketIDs: ids, To: m.Email})
+		// An address no server takes loses the mail, not the tickets: they
+		// are on the order page.
+		if err != nil && !errors.Is(err, ticketmail.ErrInvalidRecipient) {
+			return 0, err
+		}
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("commit tickets of order %s: %w", m.OrderID, err)
 	}
@@ -105,21 +141,31 @@ func Issue(ctx context.Context, pool *pgxpool.Pool, keys *Keys, outboxID int64, 
 
 // ForOrder returns the tickets of an order, seat order.
 func ForOrder(ctx context.Context, pool *pgxpool.Pool, orderID string) ([]Ticket, error) {
-	rows, err := pool.Query(ctx, `SELECT ticket_id, order_id, seat_id, event_id, customer_id, section, price, code, issued_at
-		FROM ticket WHERE order_id = $1 ORDER BY seat_id`, orderID)
+	rows, err := pool.Query(ctx, `SELECT `+ticketColumns+` FROM ticket WHERE order_id = $1 ORDER BY seat_id`, orderID)
 	if err != nil {
 		return nil, fmt.Errorf("tickets of order %s: %w", orderID, err)
 	}
-	defer rows.Close()
-	var out []Ticket
-	for rows.Next() {
-		var t Ticket
-		if err := rows.Scan(&t.TicketID, &t.OrderID, &t.SeatID, &t.EventID, &t.CustomerID, &t.Section, &t.Price, &t.Code, &t.IssuedAt); err != nil {
-			return nil, fmt.Errorf("tickets of order %s: %w", orderID, err)
-		}
-		out = append(out, t)
+	ts, err := pgx.CollectRows(rows, scanTicket)
+	if err != nil {
+		return nil, fmt.Errorf("tickets of order %s: %w", orderID, err)
 	}
-	return out, rows.Err()
+	return ts, nil
+}
+
+// HeldBy returns the tickets h holds now: by customer id, or sent to h's
+// verified address and not yet claimed by another customer.
+func HeldBy(ctx context.Context, pool *pgxpool.Pool, h Holder) ([]Ticket, error) {
+	rows, err := pool.Query(ctx, `SELECT `+ticketColumns+` FROM ticket
+		WHERE revoked_at IS NULL AND (holder_id = $1 OR (holder_id IS NULL AND $2 <> '' AND lower(holder_email) = lower($2)))
+		ORDER BY event_id, order_id, seat_id LIMIT 200`, h.CustomerID, h.Email)
+	if err != nil {
+		return nil, fmt.Errorf("tickets of %s: %w", h.CustomerID, err)
+	}
+	ts, err := pgx.CollectRows(rows, scanTicket)
+	if err != nil {
+		return nil, fmt.Errorf("tickets of %s: %w", h.CustomerID, err)
+	}
+	return ts, nil
 }
 
 // Count returns how many tickets were issued for an event (for the local

@@ -8,10 +8,13 @@ package tickets
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +25,8 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/kafkaconn"
+	"github.com/ticketfair/ticketfair/workloads/internal/qrcode"
+	"github.com/ticketfair/ticketfair/workloads/internal/ticketmail"
 	"github.com/ticketfair/ticketfair/workloads/openapi"
 )
 
@@ -37,6 +42,7 @@ type metrics struct {
 
 	checkins       *prometheus.CounterVec
 	checkinLatency prometheus.Histogram
+	transfers      prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -64,6 +70,9 @@ func newMetrics() *metrics {
 			Name: "ticketfair_checkin_seconds", Help: "Time to answer one online gate scan.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 		}),
+		transfers: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ticketfair_ticket_transfers_total", Help: "Tickets handed to another person (each revokes the previous code).",
+		}),
 	}
 }
 
@@ -77,6 +86,9 @@ type Service struct {
 	consumer *consumer
 	// gateSecret derives the gate devices' credentials ("" disables check-in).
 	gateSecret string
+	transfers  TransferRules
+	// mailer sends the ticket mails; nil without an SMTP host.
+	mailer *ticketmail.Sender
 }
 
 // New builds the service on pool.
@@ -96,9 +108,24 @@ func New(ctx context.Context, cfg config.Tickets, pool *pgxpool.Pool) (*Service,
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{pool: pool, keys: keys, identity: idv, m: newMetrics(), reg: prometheus.NewRegistry(), gateSecret: cfg.GateSecret}
+	rules := TransferRules{Max: cfg.MaxTransfers, Cutoff: cfg.TransferCutoff}
+	if cfg.StartsAt != "" {
+		if rules.StartsAt, err = time.Parse(time.RFC3339, cfg.StartsAt); err != nil {
+			return nil, fmt.Errorf("tickets: event start (TICKETFAIR_EVENT_STARTS_AT) must be RFC 3339: %w", err)
+		}
+	}
+	if err := ticketmail.Validate(cfg.Mail); err != nil {
+		return nil, fmt.Errorf("tickets: %w", err)
+	}
+	s := &Service{pool: pool, keys: keys, identity: idv, m: newMetrics(), reg: prometheus.NewRegistry(),
+		gateSecret: cfg.GateSecret, transfers: rules}
 	s.consumer = newConsumer(cfg, pool, keys, s.m, dialer)
-	s.reg.MustRegister(s.m.messages, s.m.issued, s.m.storeErrors, s.m.fetchErrors, s.m.latency, s.m.checkins, s.m.checkinLatency,
+	if cfg.SMTPHost != "" {
+		s.mailer = ticketmail.New(cfg.Mail, cfg.EventInfo, pool, slog.Default())
+		s.consumer.issued = s.mailer.Wake
+		s.reg.MustRegister(s.mailer.Collectors()...)
+	}
+	s.reg.MustRegister(s.m.messages, s.m.issued, s.m.storeErrors, s.m.fetchErrors, s.m.latency, s.m.checkins, s.m.checkinLatency, s.m.transfers,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "ticketfair_tickets_consumer_lag", Help: "Messages of ticket-issued not yet read by this consumer.",
 		}, func() float64 { return float64(s.consumer.reader.Stats().Lag) }))
@@ -107,6 +134,16 @@ func New(ctx context.Context, cfg config.Tickets, pool *pgxpool.Pool) (*Service,
 
 // Consume runs the consumer until ctx is cancelled.
 func (s *Service) Consume(ctx context.Context) error { return s.consumer.run(ctx) }
+
+// SendMail runs the mail workers until ctx is cancelled (nothing to do
+// without an SMTP host).
+func (s *Service) SendMail(ctx context.Context) error {
+	if s.mailer == nil {
+		<-ctx.Done()
+		return nil
+	}
+	return s.mailer.Run(ctx)
+}
 
 // Close stops the Kafka reader (leaving the group).
 func (s *Service) Close() error { return s.consumer.close() }
@@ -129,7 +166,7 @@ func Run(ctx context.Context, cfg config.Tickets, ready func(net.Addr)) error {
 	// A consumer that fails for good (not a broker outage: it rides that
 	// out) takes the service down: Kubernetes restarts it.
 	return httpapi.Run(ctx, httpapi.Server{Addr: cfg.HTTPAddr, Handler: s.Handler(),
-		Drain: cfg.DrainDelay, Grace: cfg.ShutdownGrace, Ready: ready}, s.Consume)
+		Drain: cfg.DrainDelay, Grace: cfg.ShutdownGrace, Ready: ready}, s.Consume, s.SendMail)
 }
 
 // Handler serves the API, probes and metrics.
@@ -140,6 +177,9 @@ func (s *Service) Handler() *httpapi.Mux {
 		httpapi.WriteJSON(w, http.StatusOK, s.keys.JWKS())
 		return nil
 	}))
+	mux.Handle("GET /tickets", httpapi.HandlerFunc(s.myTickets))
+	mux.Handle("POST /tickets/{ticketId}/transfers", httpapi.HandlerFunc(s.transfer))
+	mux.Handle("GET /tickets/{ticketId}/transfers", httpapi.HandlerFunc(s.ticketTransfers))
 	mux.Handle("POST /events/{eventId}/checkins", httpapi.HandlerFunc(s.checkin))
 	mux.Handle("POST /events/{eventId}/checkins/sync", httpapi.HandlerFunc(s.sync))
 	mux.Handle("GET /events/{eventId}/checkins/report", httpapi.HandlerFunc(s.checkinReport))
@@ -156,7 +196,9 @@ func (s *Service) Handler() *httpapi.Mux {
 
 // orderTickets returns an order's tickets to the order's customer. Another
 // customer gets the same 404 as for an unknown order, so order ids cannot
-// be probed; 404 also means "not issued yet" (the client polls).
+// be probed; 404 also means "not issued yet" (the client polls). Tickets
+// the buyer handed on are listed without their code: it is the
+// recipient's now.
 func (s *Service) orderTickets(w http.ResponseWriter, r *http.Request) error {
 	customer, err := s.identity.Customer(r)
 	if err != nil {
@@ -173,8 +215,34 @@ func (s *Service) orderTickets(w http.ResponseWriter, r *http.Request) error {
 	if len(ts) == 0 || ts[0].CustomerID != customer {
 		return httpapi.Errorf(http.StatusNotFound, "not_found", "no tickets for this order (yet)")
 	}
+	held, handedOn := []Ticket{}, []map[string]any{}
+	for _, t := range ts {
+		if t.HolderID == customer {
+			held = append(held, t)
+		} else {
+			handedOn = append(handedOn, map[string]any{"ticketId": t.TicketID, "seatId": t.SeatID, "section": t.Section})
+		}
+	}
+	s.withQR(held)
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"orderId": orderID, "eventId": ts[0].EventID, "tickets": ts,
+		"orderId": orderID, "eventId": ts[0].EventID, "tickets": held, "transferred": handedOn,
 	})
 	return nil
+}
+
+// qrSize is the QR images' width in pixels: sharp on a phone, small in a
+// JSON answer.
+const qrSize = 320
+
+// withQR renders each ticket's code as a QR image. A code that cannot be
+// rendered keeps its text (the page shows it).
+func (s *Service) withQR(ts []Ticket) {
+	for i := range ts {
+		png, err := qrcode.PNG(ts[i].Code, qrSize)
+		if err != nil {
+			slog.Warn("qr code", "ticketId", ts[i].TicketID, "err", err)
+			continue
+		}
+		ts[i].QR = "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
+	}
 }

@@ -8,8 +8,10 @@ ALTER TABLE ticket
     ADD COLUMN holder_email text,
     ADD COLUMN generation   int NOT NULL DEFAULT 0,
     ADD COLUMN revoked_at   timestamptz;
+-- A ticket handed on by email alone has no holder id until its recipient
+-- signs in with that (verified) address.
 UPDATE ticket SET holder_id = customer_id;
-ALTER TABLE ticket ALTER COLUMN holder_id SET NOT NULL;
+ALTER TABLE ticket ADD CONSTRAINT ticket_holder_known CHECK (holder_id IS NOT NULL OR holder_email IS NOT NULL);
 CREATE INDEX ticket_holder ON ticket (holder_id);
 CREATE INDEX ticket_holder_email ON ticket (lower(holder_email)) WHERE holder_email IS NOT NULL;
 
@@ -59,4 +61,5 @@ DROP TABLE checkin;
 DROP TABLE ticket_transfer;
 DROP INDEX ticket_holder_email;
 DROP INDEX ticket_holder;
+ALTER TABLE ticket DROP CONSTRAINT ticket_holder_known;
 ALTER TABLE ticket DROP COLUMN revoked_at, DROP COLUMN generation, DROP COLUMN holder_email, DROP COLUMN holder_id;
