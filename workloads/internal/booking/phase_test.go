@@ -129,13 +129,13 @@ func TestPhaseRefusalsNeedNoDatabase(t *testing.T) {
 		tooMany *TooManySeatsError
 		unknown *UnknownPhaseError
 	)
-	if _, err := s.HoldInPhase(ctx, "m1", "s", "presale", []string{"B-1-1"}); !errors.As(err, &outside) || outside.Phase != "presale" {
+	if _, err := s.HoldInPhase(ctx, "m1", "s", "presale", "", []string{"B-1-1"}); !errors.As(err, &outside) || outside.Phase != "presale" {
 		t.Errorf("section B in the presale: %v", err)
 	}
-	if _, err := s.HoldInPhase(ctx, "m1", "s", "presale", []string{"A-1-1", "A-1-2", "A-1-3"}); !errors.As(err, &tooMany) || tooMany.Limit != 2 {
+	if _, err := s.HoldInPhase(ctx, "m1", "s", "presale", "", []string{"A-1-1", "A-1-2", "A-1-3"}); !errors.As(err, &tooMany) || tooMany.Limit != 2 {
 		t.Errorf("3 seats in the presale: %v", err)
 	}
-	if _, err := s.HoldInPhase(ctx, "m1", "s", "vip", []string{"A-1-1"}); !errors.As(err, &unknown) {
+	if _, err := s.HoldInPhase(ctx, "m1", "s", "vip", "", []string{"A-1-1"}); !errors.As(err, &unknown) {
 		t.Errorf("unknown phase: %v", err)
 	}
 }

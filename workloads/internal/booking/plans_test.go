@@ -250,10 +250,10 @@ func TestFunctionsReadSeatsByKey(t *testing.T) {
 		}
 		return err
 	}
-	if err := explained("hold", holdSQL, testEvent, uuid.New(), "cr-hold", "s", "EUR", 60000, 4, []string{"A-4-1", "A-4-2"}); err != nil {
+	if err := explained("hold", holdSQL, testEvent, uuid.New(), "cr-hold", "s", "EUR", 60000, 4, []string{"A-4-1", "A-4-2"}, nil); err != nil {
 		t.Fatalf("hold: %v", err)
 	}
-	if err := explained("hold refused", holdSQL, testEvent, uuid.New(), "cr-refused", "s", "EUR", 60000, 4, []string{"A-4-2", "A-4-3"}); err == nil {
+	if err := explained("hold refused", holdSQL, testEvent, uuid.New(), "cr-refused", "s", "EUR", 60000, 4, []string{"A-4-2", "A-4-3"}, nil); err == nil {
 		t.Fatal("a hold of a held seat stood")
 	}
 	confirm := func(what string, seats []string, amount func(Cents) Cents, taken bool) {

@@ -205,7 +205,7 @@ func TestHoldRoundTrips(t *testing.T) {
 	}
 	// hold_seats itself refuses a seat named twice (the store refuses it
 	// before asking), and writes nothing.
-	_, err := pool.Exec(ctx, holdSQL, testEvent, uuid.New(), "rt-twice", "s", "EUR", 60000, 4, []string{"B-1-1", "B-1-1"})
+	_, err := pool.Exec(ctx, holdSQL, testEvent, uuid.New(), "rt-twice", "s", "EUR", 60000, 4, []string{"B-1-1", "B-1-1"}, nil)
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != holdRefusedCode || pe.Message != "seats_unavailable" || pe.Detail != "B-1-1" || pe.Hint != "unknown:" {
 		t.Errorf("a seat named twice: %v", err)

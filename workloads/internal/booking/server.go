@@ -298,6 +298,10 @@ func (s *service) hold(w http.ResponseWriter, r *http.Request) (err error) {
 		return err
 	}
 	s.metrics.holdChecks.Observe(time.Since(checked).Seconds())
+	email, err := s.buyerEmail(r, c.Subject)
+	if err != nil {
+		return err
+	}
 	var req holdRequest
 	if err := httpapi.DecodeJSON(w, r, &req); err != nil {
 		return err
@@ -305,7 +309,7 @@ func (s *service) hold(w http.ResponseWriter, r *http.Request) (err error) {
 	var h *Hold
 	err = s.gated(r.Context(), func() (err error) {
 		start := time.Now()
-		h, err = s.store.HoldInPhase(r.Context(), c.Subject, c.SessionID, c.Phase, req.Seats)
+		h, err = s.store.HoldInPhase(r.Context(), c.Subject, c.SessionID, c.Phase, email, req.Seats)
 		s.metrics.holdDuration.Observe(time.Since(start).Seconds())
 		return err
 	})
@@ -349,6 +353,26 @@ func (s *service) release(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpapi.WriteJSON(w, http.StatusOK, o)
 	return nil
+}
+
+// buyerEmail is the verified address in the identity token a hold may
+// carry beside its access token: where the tickets will be mailed. No
+// token (or no identity provider) is no address; a token that does not
+// verify, or names another customer than the access token, is refused.
+func (s *service) buyerEmail(r *http.Request, customer string) (string, error) {
+	if s.ident == nil || r.Header.Get("Authorization") == "" {
+		return "", nil
+	}
+	id, email, err := s.ident.Email(r)
+	if err != nil {
+		e := *errUnauthenticated
+		e.Err = err
+		return "", &e
+	}
+	if id.Subject != customer {
+		return "", httpapi.Errorf(http.StatusForbidden, "identity_mismatch", "the identity token and the queue token name different customers")
+	}
+	return email, nil
 }
 
 // order answers GET /orders/{orderId} for the customer named by a verified

@@ -141,7 +141,7 @@ type Hold struct {
 // (migrations/functions/hold_seats.sql), which takes the customer's lock,
 // checks the limit, inserts the PENDING order and takes each seat in the
 // given order, raising holdRefusedCode when a check refuses.
-const holdSQL = `SELECT expires_at, amount FROM hold_seats($1, $2, $3, $4, $5, $6, $7, $8)`
+const holdSQL = `SELECT expires_at, amount FROM hold_seats($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 
 // holdRefusedCode is the SQLSTATE of hold_seats's refusals.
 const holdRefusedCode = "TFH01"
@@ -153,14 +153,15 @@ const holdRefusedCode = "TFH01"
 // conditional UPDATE per seat in sorted order, each recording the seat as
 // the order's. A refused check raises, which rolls it all back.
 func (s *Store) Hold(ctx context.Context, customer, sessionID string, seats []string) (*Hold, error) {
-	return s.HoldInPhase(ctx, customer, sessionID, "", seats)
+	return s.HoldInPhase(ctx, customer, sessionID, "", "", seats)
 }
 
 // HoldInPhase is Hold for a customer admitted under phase ("": none, the
 // event's limit and every section). The phase's seat limit replaces the
 // event's in the limit check; a phase booking does not know and seats
 // outside the phase's sections are refused before the database is asked.
-func (s *Store) HoldInPhase(ctx context.Context, customer, sessionID, phase string, seats []string) (*Hold, error) {
+// email is the buyer's verified address ("": none), kept with the order.
+func (s *Store) HoldInPhase(ctx context.Context, customer, sessionID, phase, email string, seats []string) (*Hold, error) {
 	r, err := s.rule(phase)
 	if err != nil {
 		return nil, err
@@ -171,7 +172,7 @@ func (s *Store) HoldInPhase(ctx context.Context, customer, sessionID, phase stri
 	}
 	var res *Hold
 	err = s.retrying(ctx, func() (err error) {
-		res, err = s.holdOnce(ctx, customer, sessionID, sorted, r)
+		res, err = s.holdOnce(ctx, customer, sessionID, email, sorted, r)
 		return err
 	})
 	if err != nil {
@@ -180,14 +181,14 @@ func (s *Store) HoldInPhase(ctx context.Context, customer, sessionID, phase stri
 	return res, nil
 }
 
-func (s *Store) holdOnce(ctx context.Context, customer, sessionID string, sorted []string, r phaseRule) (*Hold, error) {
+func (s *Store) holdOnce(ctx context.Context, customer, sessionID, email string, sorted []string, r phaseRule) (*Hold, error) {
 	orderID := uuid.New()
 	var (
 		expires time.Time
 		amount  string
 	)
 	err := s.pool.QueryRow(ctx, holdSQL, s.eventID, orderID, customer, sessionID, s.currency,
-		s.holdTTL.Milliseconds(), r.maxSeats, sorted).Scan(&expires, &amount)
+		s.holdTTL.Milliseconds(), r.maxSeats, sorted, nullText(email)).Scan(&expires, &amount)
 	if err != nil {
 		return nil, holdRefusal(err, r)
 	}
@@ -593,4 +594,12 @@ func (s *Store) Inventory(ctx context.Context) (zone.Inventory, error) {
 		return zone.Inventory{}, err
 	}
 	return inv, nil
+}
+
+// nullText is s, or NULL when empty.
+func nullText(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

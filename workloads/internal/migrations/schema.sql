@@ -9,12 +9,44 @@ CREATE FUNCTION public.confirm_payment(p_event bigint, p_order uuid, p_key text,
     AS $$ … $$;
 
 CREATE FUNCTION public.hold_seats(p_event bigint, p_order uuid, p_customer text, p_session text, p_currency text, p_ttl_ms bigint, p_max_seats integer, p_seats text[]) RETURNS TABLE(expires_at timestamp with time zone, amount text)
+    LANGUAGE sql
+    AS $$ … $$;
+
+CREATE FUNCTION public.hold_seats(p_event bigint, p_order uuid, p_customer text, p_session text, p_currency text, p_ttl_ms bigint, p_max_seats integer, p_seats text[], p_email text) RETURNS TABLE(expires_at timestamp with time zone, amount text)
     LANGUAGE plpgsql
     AS $$ … $$;
 
 CREATE FUNCTION public.outbox_notify() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ … $$;
+
+CREATE TABLE public.checkin (
+    ticket_id text NOT NULL,
+    event_id bigint NOT NULL,
+    gate text NOT NULL,
+    generation integer NOT NULL,
+    scanned_at timestamp with time zone NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    offline boolean DEFAULT false NOT NULL
+);
+
+CREATE TABLE public.checkin_conflict (
+    id bigint NOT NULL,
+    ticket_id text NOT NULL,
+    event_id bigint NOT NULL,
+    gate text NOT NULL,
+    scanned_at timestamp with time zone NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+CREATE SEQUENCE public.checkin_conflict_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE public.checkin_conflict_id_seq OWNED BY public.checkin_conflict.id;
 
 CREATE TABLE public.extra_payment (
     payment_id text NOT NULL,
@@ -24,6 +56,23 @@ CREATE TABLE public.extra_payment (
     currency text NOT NULL,
     reason text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+CREATE TABLE public.mail_outbox (
+    message_key text NOT NULL,
+    kind text NOT NULL,
+    event_id bigint NOT NULL,
+    order_id text,
+    ticket_ids text[] NOT NULL,
+    recipient text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_error text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    sent_at timestamp with time zone,
+    CONSTRAINT mail_outbox_kind_check CHECK ((kind = ANY (ARRAY['order'::text, 'transfer'::text]))),
+    CONSTRAINT mail_outbox_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'sent'::text])))
 );
 
 CREATE TABLE public.order_seat (
@@ -87,7 +136,12 @@ CREATE TABLE public.ticket (
     price text DEFAULT ''::text NOT NULL,
     code text NOT NULL,
     outbox_id bigint,
-    issued_at timestamp with time zone DEFAULT now() NOT NULL
+    issued_at timestamp with time zone DEFAULT now() NOT NULL,
+    holder_id text,
+    holder_email text,
+    generation integer DEFAULT 0 NOT NULL,
+    revoked_at timestamp with time zone,
+    CONSTRAINT ticket_holder_known CHECK (((holder_id IS NOT NULL) OR (holder_email IS NOT NULL)))
 );
 
 CREATE TABLE public.ticket_order (
@@ -109,14 +163,39 @@ CREATE TABLE public.ticket_order (
     settled_at timestamp with time zone,
     card_fingerprint text,
     seat_limit integer,
+    email text,
     CONSTRAINT ticket_order_status_check CHECK ((status = ANY (ARRAY['PENDING'::text, 'PAID'::text, 'EXPIRED'::text, 'REFUND_REQUIRED'::text, 'CANCELLED'::text])))
 );
+
+CREATE TABLE public.ticket_transfer (
+    ticket_id text NOT NULL,
+    generation integer NOT NULL,
+    from_holder text NOT NULL,
+    to_holder text,
+    to_email text,
+    transferred_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT ticket_transfer_recipient CHECK (((to_holder IS NOT NULL) OR (to_email IS NOT NULL)))
+);
+
+ALTER TABLE ONLY public.checkin_conflict ALTER COLUMN id SET DEFAULT nextval('public.checkin_conflict_id_seq'::regclass);
+
+ALTER TABLE ONLY public.checkin_conflict
+    ADD CONSTRAINT checkin_conflict_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.checkin_conflict
+    ADD CONSTRAINT checkin_conflict_scan UNIQUE (ticket_id, gate, scanned_at);
+
+ALTER TABLE ONLY public.checkin
+    ADD CONSTRAINT checkin_pkey PRIMARY KEY (ticket_id);
 
 ALTER TABLE ONLY public.extra_payment
     ADD CONSTRAINT extra_payment_idempotency_key_key UNIQUE (idempotency_key);
 
 ALTER TABLE ONLY public.extra_payment
     ADD CONSTRAINT extra_payment_pkey PRIMARY KEY (payment_id);
+
+ALTER TABLE ONLY public.mail_outbox
+    ADD CONSTRAINT mail_outbox_pkey PRIMARY KEY (message_key);
 
 ALTER TABLE ONLY public.order_seat
     ADD CONSTRAINT order_seat_pkey PRIMARY KEY (order_id, seat_id);
@@ -142,6 +221,17 @@ ALTER TABLE ONLY public.ticket
 ALTER TABLE ONLY public.ticket
     ADD CONSTRAINT ticket_pkey PRIMARY KEY (ticket_id);
 
+ALTER TABLE ONLY public.ticket_transfer
+    ADD CONSTRAINT ticket_transfer_pkey PRIMARY KEY (ticket_id, generation);
+
+CREATE INDEX checkin_conflict_event ON public.checkin_conflict USING btree (event_id);
+
+CREATE INDEX checkin_event ON public.checkin USING btree (event_id, scanned_at);
+
+CREATE INDEX mail_outbox_due ON public.mail_outbox USING btree (next_attempt_at) WHERE (status = 'pending'::text);
+
+CREATE INDEX mail_outbox_event ON public.mail_outbox USING btree (event_id, status);
+
 CREATE INDEX outbox_published_at ON public.outbox USING btree (published_at) WHERE (published_at IS NOT NULL);
 
 CREATE INDEX outbox_unpublished ON public.outbox USING btree (id) WHERE (published_at IS NULL);
@@ -154,11 +244,21 @@ CREATE INDEX seat_order ON public.seat USING btree (order_id) WHERE (order_id IS
 
 CREATE INDEX ticket_event ON public.ticket USING btree (event_id);
 
+CREATE INDEX ticket_holder ON public.ticket USING btree (holder_id);
+
+CREATE INDEX ticket_holder_email ON public.ticket USING btree (lower(holder_email)) WHERE (holder_email IS NOT NULL);
+
 CREATE INDEX ticket_order_card ON public.ticket_order USING btree (event_id, card_fingerprint) WHERE (card_fingerprint IS NOT NULL);
 
 CREATE INDEX ticket_order_pending_expiry ON public.ticket_order USING btree (event_id, hold_expires_at) WHERE (status = 'PENDING'::text);
 
 CREATE TRIGGER outbox_notify AFTER INSERT ON public.outbox FOR EACH ROW EXECUTE FUNCTION public.outbox_notify();
+
+ALTER TABLE ONLY public.checkin_conflict
+    ADD CONSTRAINT checkin_conflict_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES public.ticket(ticket_id);
+
+ALTER TABLE ONLY public.checkin
+    ADD CONSTRAINT checkin_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES public.ticket(ticket_id);
 
 ALTER TABLE ONLY public.extra_payment
     ADD CONSTRAINT extra_payment_order_id_fkey FOREIGN KEY (order_id) REFERENCES public.ticket_order(id);
@@ -168,3 +268,6 @@ ALTER TABLE ONLY public.order_seat
 
 ALTER TABLE ONLY public.seat
     ADD CONSTRAINT seat_order_id_fkey FOREIGN KEY (order_id) REFERENCES public.ticket_order(id);
+
+ALTER TABLE ONLY public.ticket_transfer
+    ADD CONSTRAINT ticket_transfer_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES public.ticket(ticket_id);

@@ -145,7 +145,8 @@ BEGIN
             INSERT INTO outbox (topic, key, event_type, payload)
             VALUES ('ticket-issued', p_order::text, 'ticket-issued', jsonb_build_object(
                 'orderId', p_order, 'eventId', o.event_id, 'customerId', o.customer_id, 'paymentId', p_payment,
-                'amount', o.amount::text, 'currency', o.currency, 'seats', coalesce(seats, '[]'), 'paidAt', stamp));
+                'amount', o.amount::text, 'currency', o.currency, 'seats', coalesce(seats, '[]'), 'paidAt', stamp)
+                || CASE WHEN o.email IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('email', o.email) END);
         ELSE
             -- The order's seats it still holds (a sold seat has no
             -- expiry: seat_hold_expiry), locked in byte order.

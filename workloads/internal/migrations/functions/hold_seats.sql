@@ -14,9 +14,11 @@
 -- the limit it was held under (seat_limit, which confirm_payment keeps
 -- to); then each seat in the caller's (sorted) order, taken only if
 -- AVAILABLE or its hold expired, and recorded with its price as one of
--- the order's seats. Every timestamp is the database's now().
+-- the order's seats. Every timestamp is the database's now(). p_email is
+-- the buyer's verified address (NULL: none), kept with the order so the
+-- paid order's tickets can be mailed.
 CREATE OR REPLACE FUNCTION hold_seats(p_event bigint, p_order uuid, p_customer text, p_session text, p_currency text,
-                                      p_ttl_ms bigint, p_max_seats integer, p_seats text[])
+                                      p_ttl_ms bigint, p_max_seats integer, p_seats text[], p_email text)
 RETURNS TABLE (expires_at timestamptz, amount text)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -35,8 +37,8 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'TFH01', MESSAGE = 'seat_limit', DETAIL = held::text;
     END IF;
     SELECT coalesce(sum(s.price), 0) INTO total FROM seat s WHERE s.event_id = p_event AND s.seat_id = ANY (p_seats);
-    INSERT INTO ticket_order (id, customer_id, event_id, session_id, amount, currency, hold_expires_at, seat_limit)
-    VALUES (p_order, p_customer, p_event, p_session, total, p_currency, expires, p_max_seats);
+    INSERT INTO ticket_order (id, customer_id, event_id, session_id, amount, currency, hold_expires_at, seat_limit, email)
+    VALUES (p_order, p_customer, p_event, p_session, total, p_currency, expires, p_max_seats, p_email);
     FOREACH seat_id_ IN ARRAY p_seats LOOP
         WITH taken AS (
             UPDATE seat s SET status = 'HELD', held_by = p_customer, order_id = p_order,
