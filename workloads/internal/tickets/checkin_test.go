@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi/httpapitest"
+	"github.com/ticketfair/ticketfair/workloads/ticketstats"
 )
 
 const gateSecret = "gate-secret-of-event-42"
@@ -322,5 +323,10 @@ func TestOfflineGatesSyncConflicts(t *testing.T) {
 	var l GateList
 	if err := json.Unmarshal(body, &l); st != 200 || err != nil || len(l.CheckedIn) != 2 || len(l.Revoked) != 0 {
 		t.Errorf("gate list: %d %s %v", st, body, err)
+	}
+	st, body = gateDo(t, "GET", fmt.Sprintf("%s/events/%d/stats", g.base, eventID), "", nil)
+	var stats ticketstats.Stats
+	if err := json.Unmarshal(body, &stats); st != 200 || err != nil || stats.Tickets != 4 || stats.CheckedIn != 2 || stats.Conflicts != 2 || len(stats.Gates) != 2 {
+		t.Errorf("stats: %d %s %v", st, body, err)
 	}
 }

@@ -184,6 +184,7 @@ func (s *Service) Handler() *httpapi.Mux {
 	mux.Handle("POST /events/{eventId}/checkins/sync", httpapi.HandlerFunc(s.sync))
 	mux.Handle("GET /events/{eventId}/checkins/report", httpapi.HandlerFunc(s.checkinReport))
 	mux.Handle("GET /events/{eventId}/gate/list", httpapi.HandlerFunc(s.gateList))
+	mux.Handle("GET /events/{eventId}/stats", httpapi.HandlerFunc(s.stats))
 	mux.Handle("GET "+openapi.Path, openapi.Handler(openapi.Tickets))
 	// The ticket table must exist: ready means migrated too.
 	httpapi.Probes(mux, httpapi.Check{Name: "database", Fn: func(ctx context.Context) error {
