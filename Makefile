@@ -14,6 +14,7 @@ HELM_VERSION ?= v4.3.2
 STATICCHECK_VERSION ?= v0.8.2
 ENVTEST_K8S_VERSION ?= v1.37.2
 ENVTEST_ETCD_VERSION ?= v3.7.3
+MAILPIT_VERSION ?= v1.33.1
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
@@ -61,7 +62,7 @@ openapi-lint: ## Validate the OpenAPI 3.1 documents of queue, booking and ticket
 	go test -count=1 -run TestDocumentsAreValid ./workloads/openapi/
 
 .PHONY: deps
-deps: ## Install the system packages the tests need (demo's, redis-sentinel, redis-tools, postgresql-client-15, chromium, prometheus).
+deps: ## Install the system packages the tests need (demo's with zbar-tools, redis-sentinel, redis-tools, postgresql-client-15, chromium, prometheus).
 	hack/install-deps.sh test
 
 .PHONY: test
@@ -78,7 +79,7 @@ envtest: ## Link the envtest assets (etcd, kube-apiserver) into bin/envtest; bui
 
 DEMO_ARGS ?=
 .PHONY: demo
-demo: ## Run a local sale end to end on this machine (pass flags with DEMO_ARGS="--customers 2000000 ..."); installs redis-server, postgresql-15, nginx.
+demo: mailpit ## Run a local sale end to end on this machine (pass flags with DEMO_ARGS="--customers 2000000 ..."); installs redis-server, postgresql-15, nginx, zbar-tools and builds Mailpit.
 	hack/install-deps.sh demo
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair-dev ./workloads/cmd/ticketfair-dev
@@ -87,7 +88,7 @@ demo: ## Run a local sale end to end on this machine (pass flags with DEMO_ARGS=
 CHAOS_PLAN ?= default
 CHAOS_ARGS ?= --customers 50000 --seats 10000 --max-active 500 --admit-rate 35 --hold-ttl 20s --profile joinwindow=150s
 .PHONY: chaos
-chaos: ## A local sale under a fault plan (CHAOS_PLAN=default|small|<file>): kills, store restarts, broker outage, network faults; audited.
+chaos: mailpit ## A local sale under a fault plan (CHAOS_PLAN=default|small|<file>): kills, store restarts, broker outage, network faults; audited.
 	hack/install-deps.sh chaos
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair-dev ./workloads/cmd/ticketfair-dev
@@ -192,12 +193,15 @@ undeploy: kustomize ## Remove the operator from the current cluster.
 
 ##@ Tools
 
-.PHONY: controller-gen kustomize helm staticcheck tools
-tools: controller-gen kustomize helm staticcheck ## Build every pinned tool.
+.PHONY: controller-gen kustomize helm staticcheck mailpit tools
+tools: controller-gen kustomize helm staticcheck mailpit ## Build every pinned tool.
 controller-gen: $(CONTROLLER_GEN)
 kustomize: $(KUSTOMIZE)
 helm: $(HELM)
 staticcheck: $(STATICCHECK)
+
+mailpit: ## Build Mailpit (the SMTP server of the ticket mail tests and the local sale) once per version and link it to bin/mailpit.
+	hack/build-mailpit.sh $(MAILPIT_VERSION)
 
 $(CONTROLLER_GEN): ; $(call go-install-tool,$@,sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
 $(KUSTOMIZE): ; $(call go-install-tool,$@,sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))

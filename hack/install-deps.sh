@@ -4,12 +4,13 @@
 #
 #   demo    what the local sale starts (make demo, make chaos): redis-server,
 #           the PostgreSQL 15 server (initdb, pg_ctl, pgbench and
-#           pg_stat_statements come with it) and nginx (the cache in front of
-#           the queue)
+#           pg_stat_statements come with it), nginx (the cache in front of
+#           the queue) and zbar-tools (zbarimg reads the tickets' QR codes at
+#           the sale's gates, and in the QR and ticket mail tests)
 #   bench   demo's, and redis-tools (redis-benchmark, redis-cli) (make bench)
 #   test    the default: bench's, and redis-sentinel (Sentinel failover
 #           tests), postgresql-client-15 (psql, pg_basebackup for the standby),
-#           Chromium (the web pages' browser tests) and Prometheus with
+#           Chromium (the web pages' browser tests), Prometheus with
 #           promtool (the monitoring tests) (make test, make e2e)
 #   cluster test's, and what `make image` and the single-node cluster
 #           (hack/cluster.sh) need: CA certificates and time zones for the
@@ -41,6 +42,8 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 # as root the servers run as the postgres user, which the package creates
 id postgres >/dev/null 2>&1 || missing+=(postgresql-15)
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx)
+# zbarimg decodes the tickets' QR codes (the sale's gates; qrcode, ticketmail tests)
+command -v zbarimg >/dev/null 2>&1 || missing+=(zbar-tools)
 
 if [ "$level" -ge 2 ]; then
   { command -v redis-cli && command -v redis-benchmark; } >/dev/null 2>&1 || missing+=(redis-tools)

@@ -41,6 +41,7 @@ func runDemo(ctx context.Context, args []string) error {
 	brokers := fs.String("kafka-brokers", "", "use these Kafka brokers instead of the embedded one")
 	fs.DurationVar(&o.Deadline, "deadline", o.Deadline, "give up after this long")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "random seed of the crowd")
+	fs.BoolVar(&o.Door, "door", o.Door, "mail the tickets through a local SMTP server (Mailpit, from bin/mailpit) and scan buyers at four gates after the sale, from their QR images (zbarimg); the audit checks both")
 	fs.IntVar(&o.Bots, "bots", 0, "add this many scripted scalper accounts to the crowd: one client network, one card, a join flood, polls at 20/s, the proof of work solved on every core (the sale then asks for one)")
 	fs.IntVar(&o.PowDifficulty, "pow-difficulty", 0, "ask every join for a proof of work of this many bits (0: none, or 8 with --bots)")
 	faults := fs.String("faults", "", "run a fault plan during the sale: \"default\" (every fault, full length), \"small\" (every fault once, short), \"sentinel\" (the master of --redis-mode sentinel killed mid-sale) or a plan file")

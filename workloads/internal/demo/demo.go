@@ -89,6 +89,9 @@ type Options struct {
 	Phases               bool
 	PresaleFor           time.Duration
 	Members, CodeHolders float64
+	// Door mails the tickets through a real SMTP server (Mailpit) and
+	// scans buyers at the gates after the sale (door.go).
+	Door bool
 }
 
 // DefaultOptions finish in about two minutes on a 2-core machine.
@@ -97,7 +100,7 @@ func DefaultOptions() Options {
 		Customers: 100000, Seats: 5000, MaxActive: 2000, AdmitRate: 500,
 		OpensIn: 8 * time.Second, HoldTTL: 20 * time.Second, EventID: 1,
 		Phases: true, PresaleFor: 2 * time.Second, Members: 0.1, CodeHolders: 0.02, CrowdNice: DefaultCrowdNice,
-		Deadline: 20 * time.Minute, Seed: uint64(time.Now().UnixNano()), Out: os.Stdout,
+		Deadline: 20 * time.Minute, Seed: uint64(time.Now().UnixNano()), Out: os.Stdout, Door: true,
 	}
 }
 
@@ -230,8 +233,12 @@ type sale struct {
 	cache    *localsvc.Server
 
 	identitySecret, webhookSecret string
-	queue                         config.Queue
-	booking                       config.Booking
+	// mailpit receives the ticket mails (Options.Door); gateSecret
+	// derives the gates' credentials.
+	mailpit    *localsvc.Mailpit
+	gateSecret string
+	queue      config.Queue
+	booking    config.Booking
 	// phases are the sale's phases (Options.Phases), accessCodes the
 	// codes issued for its presale.
 	phases      []config.Phase
@@ -311,6 +318,15 @@ func (s *sale) startServers(ctx context.Context) error {
 			}
 		}
 		s.logf("postgresql  %s", pg.Addr)
+	}
+	if s.o.Door {
+		m, err := localsvc.StartMailpit(ctx)
+		if err != nil {
+			return fmt.Errorf("the mail server: %w", err)
+		}
+		s.stops = append(s.stops, func() { _ = m.Close() })
+		s.mailpit = m
+		s.logf("mailbox     %s  (Mailpit: the buyers' ticket mails; SMTP %s)", m.APIURL, m.SMTPAddr())
 	}
 	s.brokers = s.o.KafkaBrokers
 	if len(s.brokers) == 0 {
@@ -439,6 +455,12 @@ func (s *sale) startWorkloads(ctx context.Context, profile loadtest.Profile) err
 		return err
 	}
 	t.HTTPAddr, t.DatabaseURL, t.Kafka, t.Identity, t.TicketKeys = addr("tickets"), s.db, kafka, identity, ticketKeys
+	t.EventName, t.Venue, t.StartsAt = "ticketfair local sale", "Local Arena", s.open.Add(6*time.Hour).UTC().Format(time.RFC3339)
+	if s.mailpit != nil {
+		t.SMTPHost, t.SMTPPort, t.SMTPTLS, t.From = s.mailpit.SMTPHost, s.mailpit.SMTPPort, "none", "tickets@"+mailDomain
+		s.gateSecret = secret()
+		t.GateSecret = s.gateSecret
+	}
 
 	type workload struct {
 		name, sub string
@@ -532,6 +554,9 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 		Networks: crowdNetworks(profile.Customers), Bots: loadtest.Bots{Count: s.o.Bots},
 		AccessCodes: s.accessCodes,
 	}
+	if s.mailpit != nil {
+		cfg.EmailClaim = s.booking.EmailClaim
+	}
 	waitFaults := s.startFaults(ctx, &cfg)
 	res, runErr := loadtest.Run(ctx, cfg)
 	progress.done()
@@ -550,6 +575,14 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 	}
 	rep.waitingFigures(originBefore, originAfter, s.redisAtStart.calls, after.calls)
 	s.auditFaults(rep, windows)
+	if s.mailpit != nil {
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		if err := s.door(dctx, rep); err != nil {
+			rep.Problems = append(rep.Problems, "the door: "+err.Error())
+		}
+		rep.Door.check(rep)
+	}
 	rep.Print(s.o.Out)
 	if runErr != nil {
 		rep.Problems = append(rep.Problems, runErr.Error())

@@ -82,6 +82,8 @@ type Report struct {
 	CPU *WhereCPU `json:"whereCPU,omitempty"`
 	// Bots compares the bots with the people (--bots).
 	Bots *BotShares `json:"bots,omitempty"`
+	// Door is the mails and the gates after the sale (Options.Door).
+	Door *DoorReport `json:"door,omitempty"`
 
 	Problems []string `json:"problems"`
 }
@@ -225,6 +227,7 @@ func (r *Report) Print(w io.Writer) {
 		r.Crowd.HoldsOK, r.Crowd.HoldConflicts, r.Crowd.HoldsAbandoned, r.Crowd.PaymentsSent, r.Crowd.WebhooksTwice)
 	fmt.Fprintf(tw, "tickets seen by buyers\t%d of %d seats paid for (in the profile's ticketpollfor after paying)\n",
 		r.Crowd.TicketsSeen, r.Crowd.SeatsPaidFor)
+	r.Door.print(tw)
 	printBots(tw, r.Bots)
 	names := make([]string, 0, len(r.PeakMemoryBytes))
 	for n := range r.PeakMemoryBytes {

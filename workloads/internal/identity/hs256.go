@@ -215,11 +215,22 @@ func (s *HS256Signer) Sign(customer string, ttl time.Duration) string {
 // SignTier is Sign with the string claim tierClaim set to tier (none when
 // tierClaim is ""): a member of a presale.
 func (s *HS256Signer) SignTier(customer, tierClaim, tier string, ttl time.Duration) string {
+	if tierClaim == "" {
+		return s.SignWith(customer, ttl)
+	}
+	return s.SignWith(customer, ttl, Claim{tierClaim, tier})
+}
+
+// Claim is a string claim a token carries besides the registered ones.
+type Claim struct{ Name, Value string }
+
+// SignWith is Sign with string claims added (a tier, an email address).
+func (s *HS256Signer) SignWith(customer string, ttl time.Duration, extra ...Claim) string {
 	now := time.Now()
 	claims := make([]byte, 0, len(s.head)+len(customer)+48)
 	claims = append(append(claims, s.head...), jsonString(customer)...)
-	if tierClaim != "" {
-		claims = append(append(append(append(claims, ','), jsonString(tierClaim)...), ':'), jsonString(tier)...)
+	for _, c := range extra {
+		claims = append(append(append(append(claims, ','), jsonString(c.Name)...), ':'), jsonString(c.Value)...)
 	}
 	claims = strconv.AppendInt(append(claims, `,"iat":`...), now.Unix(), 10)
 	claims = strconv.AppendInt(append(claims, `,"exp":`...), now.Add(ttl).Unix(), 10)

@@ -192,9 +192,15 @@ func (a *api) seats(ctx context.Context, section string) (seatMap, bool) {
 	return m, true
 }
 
-func (a *api) hold(ctx context.Context, accessToken string, seats []string) (holdResponse, []string, result) {
+// hold holds seats; idToken ("" for none) lets booking keep the buyer's
+// address with the order.
+func (a *api) hold(ctx context.Context, accessToken, idToken string, seats []string) (holdResponse, []string, result) {
 	body, _ := json.Marshal(map[string]any{"seats": seats})
-	r := a.do(ctx, "hold", http.MethodPost, a.eventPath(a.bookingURL)+"/holds", body, map[string]string{"X-Queue-Token": accessToken})
+	headers := map[string]string{"X-Queue-Token": accessToken}
+	if idToken != "" {
+		headers["Authorization"] = "Bearer " + idToken
+	}
+	r := a.do(ctx, "hold", http.MethodPost, a.eventPath(a.bookingURL)+"/holds", body, headers)
 	var h holdResponse
 	var unavailable []string
 	switch r.status {

@@ -67,6 +67,10 @@ type Config struct {
 	// (default: the identity config's), MemberTier its value (default
 	// DefaultMemberTier).
 	TierClaim, MemberTier string
+	// EmailClaim, when set, puts each person's address (BuyerEmail) in
+	// their identity tokens under that claim, and holds carry the token:
+	// the paid orders' tickets are mailed.
+	EmailClaim string
 }
 
 // Progress is a live view of the run.
@@ -457,11 +461,19 @@ func (cr *crowd) snapshotCounts() Counts {
 func inc(p *int64) { atomic.AddInt64(p, 1) }
 
 func (cr *crowd) identityToken(c *customer) string {
-	if c.member {
-		return cr.signer.SignTier(c.name(), cr.cfg.TierClaim, cr.cfg.MemberTier, time.Hour)
+	var claims []identity.Claim
+	if c.member && cr.cfg.TierClaim != "" {
+		claims = append(claims, identity.Claim{Name: cr.cfg.TierClaim, Value: cr.cfg.MemberTier})
 	}
-	return cr.signer.Sign(c.name(), time.Hour)
+	if cr.cfg.EmailClaim != "" {
+		claims = append(claims, identity.Claim{Name: cr.cfg.EmailClaim, Value: BuyerEmail(c.name())})
+	}
+	return cr.signer.SignWith(c.name(), time.Hour, claims...)
 }
+
+// BuyerEmail is the address of the person named name in a simulated
+// crowd (a reserved domain: nothing leaves a local mail server).
+func BuyerEmail(name string) string { return name + "@buyers.example" }
 
 // later schedules c's next step after d, obeying the profile's lower bound on polls.
 func (cr *crowd) later(c *customer, s step, d time.Duration) {
@@ -791,7 +803,11 @@ func (cr *crowd) choose(ctx context.Context, c *customer) {
 		cr.giveUp(ctx, c)
 		return
 	}
-	h, unavailable, r := cr.api.hold(ctx, c.access, seats)
+	idToken := ""
+	if cr.cfg.EmailClaim != "" {
+		idToken = cr.identityToken(c)
+	}
+	h, unavailable, r := cr.api.hold(ctx, c.access, idToken, seats)
 	switch {
 	case r.status == http.StatusCreated || r.status == http.StatusOK:
 		inc(&cr.counts.HoldsOK)

@@ -1,0 +1,45 @@
+package ticketmail
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ticketfair/ticketfair/internal/testenv"
+	"github.com/ticketfair/ticketfair/workloads/internal/migrations/migrationstest"
+)
+
+// BenchmarkSendToMailpit measures ticket mails per second, two tickets
+// each (QR codes, calendar), from pending rows to Mailpit's store, with
+// the default number of workers.
+func BenchmarkSendToMailpit(b *testing.B) {
+	_, pool := migrationstest.NewDB(b)
+	mp := testenv.Mailpit(b)
+	ctx := context.Background()
+	for i := range b.N {
+		id := fmt.Sprintf("bench-%06d", i)
+		m := orderMail(id, issue(b, pool, id, 2))
+		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return Enqueue(ctx, tx, m) }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cfg := mailConfig(mp)
+	cfg.Workers = 0 // the default
+	b.ResetTimer()
+	start := time.Now()
+	s := startSender(b, cfg, pool)
+	s.Wake()
+	testenv.WaitFor(b, 10*time.Minute, "every mail in Mailpit", func() bool {
+		n, err := mp.Count(ctx)
+		return err == nil && n >= b.N
+	})
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "mails/s")
+	if n := count(b, mp); n != b.N {
+		b.Fatalf("Mailpit holds %d messages, want %d", n, b.N)
+	}
+}
