@@ -95,7 +95,7 @@ chaos: mailpit ## A local sale under a fault plan (CHAOS_PLAN=default|small|<fil
 	$(LOCALBIN)/ticketfair-dev demo --faults $(CHAOS_PLAN) $(CHAOS_ARGS)
 
 .PHONY: bench
-bench: ## Measure joins/s, polls/s, holds/s against redis-benchmark, pgbench and a plain Go handler in one run; writes docs/bench-results.md.
+bench: mailpit ## Measure joins/s, polls/s, holds/s, check-ins/s and mails/s against redis-benchmark, pgbench and a plain Go handler in one run; writes docs/bench-results.md.
 	hack/install-deps.sh bench
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair-dev ./workloads/cmd/ticketfair-dev

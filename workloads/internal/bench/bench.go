@@ -246,9 +246,14 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		return nil, err
 	}
 
+	door, err := measureDoor(ctx, s.databaseURL, hc, o, logf)
+	if err != nil {
+		return nil, err
+	}
+
 	// A rate of failing calls measures nothing.
 	for name, m := range map[string]measurement{"plain handler": plain, "joins, one call each": joinsOne, "joins": joins,
-		"polls": polls} {
+		"polls": polls, "check-ins": door.checkins} {
 		if m.Errors > (m.Ops+m.Errors)/100 {
 			return nil, fmt.Errorf("bench: %s: %d of %d calls failed, the first: %v", name, m.Errors, m.Ops+m.Errors, m.FirstErr)
 		}
@@ -267,6 +272,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		// The admitter's primitive, for reference: members popped per second.
 		{What: "(reference only)", Baseline: "redis-benchmark ZPOPMIN 100, members/s", BaselineRPS: zpopRPS * 100},
 	}
+	rows = append(rows, door.rows(plain.PerSecond)...)
 	cpuLine := fmt.Sprintf("\nRedis CPU per 100,000 joins (INFO cpu, user+sys, less %.2f s of idle background per %s): %.2f s coalesced (%d joins, %.1f per script call) vs %.2f s with one script call per join (%d joins): %.2fx\n",
 		background.cpu, o.Duration, cpuBatched, joins.Ops, float64(joins.Ops)/float64(max(batched.scripts, 1)), cpuOne, joinsOne.Ops, cpuBatched/cpuOne)
 	cpuLine += fmt.Sprintf("Redis CPU per 100,000 joins, the same scripts run by redis-benchmark before the services start: %.2f s coalesced (%d a call, 4 connections) vs %.2f s one call per join (50 connections): %.2fx\n",
