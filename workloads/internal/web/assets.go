@@ -1,11 +1,13 @@
 // Package web holds ticketfair's pages (waiting room, seat selection, order
-// and tickets) and the edge that serves them next to the services: one
-// origin for the browser, as an ingress or CDN would be.
+// and tickets, and the gate's entrance check) and the edge that serves them
+// next to the services: one origin for the browser, as an ingress or CDN
+// would be.
 //
-// The pages are static: embedded HTML, one stylesheet and one script. The
-// stylesheet and script are served under content-hashed names with a
-// one-year immutable Cache-Control, so a CDN can keep them forever; the HTML
-// (which names the current hashes) is cached briefly.
+// The pages are static: embedded HTML, stylesheets and scripts (one
+// vendored: the gate's QR decoder, see assets/vendor). Stylesheets and
+// scripts are served under content-hashed names with a one-year immutable
+// Cache-Control, so a CDN can keep them forever; the HTML (which names the
+// current hashes) is cached briefly.
 package web
 
 import (
@@ -18,6 +20,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 
@@ -34,8 +37,9 @@ const (
 )
 
 // contentSecurityPolicy allows nothing from other origins: no CDN fonts,
-// scripts or beacons.
-const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+// scripts or beacons. blob: images are the gate's own picked files, which
+// its QR decoder loads from an object URL.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 type asset struct {
@@ -48,7 +52,7 @@ type asset struct {
 type site struct {
 	assets map[string]asset  // by hashed name
 	hashed map[string]string // logical name (app.js) -> /assets/<hashed>
-	pages  map[string][]byte // wait, seats, order
+	pages  map[string][]byte // wait, seats, order, gate
 	etags  map[string]string
 	pay    *template.Template
 }
@@ -61,32 +65,44 @@ func hashedName(name string, body []byte) string {
 	return strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:4]) + ext
 }
 
+// assetRef is an asset named in a page.
+var assetRef = regexp.MustCompile(`"/assets/([^"]+)"`)
+
 func loadSite() (*site, error) {
 	s := &site{assets: map[string]asset{}, hashed: map[string]string{}, pages: map[string][]byte{}, etags: map[string]string{}}
 	for name, ctype := range map[string]string{
-		"app.js":  "text/javascript; charset=utf-8",
-		"app.css": "text/css; charset=utf-8",
-		"pow.js":  "text/javascript; charset=utf-8", // the proof-of-work Web Worker
+		"app.js":              "text/javascript; charset=utf-8",
+		"app.css":             "text/css; charset=utf-8",
+		"pow.js":              "text/javascript; charset=utf-8", // the proof-of-work Web Worker
+		"gate.js":             "text/javascript; charset=utf-8",
+		"gate.css":            "text/css; charset=utf-8",
+		"vendor/zxing.min.js": "text/javascript; charset=utf-8", // the gate's QR decoder
 	} {
 		b, err := fs.ReadFile(assetFS, "assets/"+name)
 		if err != nil {
 			return nil, err
 		}
-		h := hashedName(name, b)
+		// Served flat: /assets/{name} is one path segment.
+		h := hashedName(path.Base(name), b)
 		s.assets[h] = asset{name: h, contentType: ctype, body: b}
 		s.hashed[name] = "/assets/" + h
 	}
 	// The HTML names the logical files; point it at the hashed ones.
-	rep := strings.NewReplacer(`"/assets/app.js"`, `"`+s.hashed["app.js"]+`"`, `"/assets/app.css"`, `"`+s.hashed["app.css"]+`"`,
-		`"/assets/pow.js"`, `"`+s.hashed["pow.js"]+`"`)
-	for _, p := range []string{"wait", "seats", "order"} {
+	var pairs []string
+	for name, h := range s.hashed {
+		pairs = append(pairs, `"/assets/`+name+`"`, `"`+h+`"`)
+	}
+	rep := strings.NewReplacer(pairs...)
+	for _, p := range []string{"wait", "seats", "order", "gate"} {
 		b, err := fs.ReadFile(assetFS, "assets/"+p+".html")
 		if err != nil {
 			return nil, err
 		}
 		out := rep.Replace(string(b))
-		if strings.Contains(out, `"/assets/app.`) && !strings.Contains(out, s.hashed["app.js"]) {
-			return nil, fmt.Errorf("web: %s.html does not reference the script", p)
+		for _, m := range assetRef.FindAllStringSubmatch(out, -1) {
+			if _, ok := s.assets[m[1]]; !ok {
+				return nil, fmt.Errorf("web: %s.html references %s, which is not served", p, m[0])
+			}
 		}
 		s.pages[p] = []byte(out)
 		s.etags[p] = `"` + hashedName(p, []byte(out)) + `"`

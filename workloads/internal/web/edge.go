@@ -95,12 +95,19 @@ func NewEdge(cfg EdgeConfig) http.Handler {
 	handle("GET /orders/{orderId}", booking)
 	handle("POST /payments/webhook", booking)
 	handle("GET /orders/{orderId}/tickets", tickets)
+	// The gate page's: the ticket keys and gate list it verifies with
+	// offline, and check-ins (the service checks the gate credential).
+	handle("GET /.well-known/ticket-keys.json", tickets)
+	handle("POST /events/{eventId}/checkins", tickets)
+	handle("POST /events/{eventId}/checkins/sync", tickets)
+	handle("GET /events/{eventId}/gate/list", tickets)
 
 	// The pages and their assets.
 	handle("GET /assets/{name}", http.HandlerFunc(e.site.serveAsset))
 	handle("GET /sale/{eventId}/{$}", e.page("wait"))
 	handle("GET /sale/{eventId}/seats", e.page("seats"))
 	handle("GET /sale/{eventId}/orders/{orderId}", e.page("order"))
+	handle("GET /gate/{eventId}/{$}", e.page("gate"))
 	handle("GET /{$}", http.HandlerFunc(e.root))
 
 	// The local sale's simulated providers.
