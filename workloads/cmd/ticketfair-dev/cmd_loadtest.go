@@ -28,6 +28,7 @@ func runLoadtest(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.IdentityAudience, "identity-audience", "ticketfair", "aud of the identity tokens")
 	fs.StringVar(&cfg.Currency, "currency", "EUR", "currency of payments")
 	fs.StringVar(&cfg.TierClaim, "tier-claim", "", "claim of the members' identity tokens that holds their tier (default: the services' default claim)")
+	fs.StringVar(&cfg.EmailClaim, "email-claim", "", "put each person's address (<name>@buyers.example) in their identity tokens under this claim and send the token with their holds, so the paid orders' tickets are mailed (empty: no addresses)")
 	fs.StringVar(&cfg.MemberTier, "member-tier", loadtest.DefaultMemberTier, "tier the members' identity tokens carry (profile members=F)")
 	codes := fs.String("access-codes", "", "CSV of `ticketfair access-codes`: one code for each code holder (profile codeholders=F)")
 	openAt := fs.String("sales-open-at", "", "RFC 3339 opening time: customers before it join the pre-queue (default: now)")
