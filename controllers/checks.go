@@ -141,6 +141,14 @@ func secretRefs(te *ticketsv1alpha1.TicketEvent) []corev1.SecretKeySelector {
 	if s.Payment.StripeWebhookSecretRef != nil {
 		refs = append(refs, *s.Payment.StripeWebhookSecretRef)
 	}
+	if m := s.Delivery.Mail; m != nil && m.SMTP.CredentialsSecretRef != nil {
+		for _, key := range []string{ticketsv1alpha1.SMTPUsernameKey, ticketsv1alpha1.SMTPPasswordKey} {
+			refs = append(refs, corev1.SecretKeySelector{LocalObjectReference: *m.SMTP.CredentialsSecretRef, Key: key})
+		}
+	}
+	if s.Gates.GateSecretRef != nil {
+		refs = append(refs, *s.Gates.GateSecretRef)
+	}
 	return refs
 }
 

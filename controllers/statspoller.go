@@ -17,7 +17,10 @@ limitations under the License.
 package controllers
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,17 +40,22 @@ import (
 	"github.com/ticketfair/ticketfair/controllers/render"
 )
 
-// StatsPoller copies the sale figures of every sale whose queue is ready
-// from GET /events/{eventId}/stats into the TicketEvent's status: the Sale
-// figures and the SalesOpen condition, nothing else. It is apart from the
+// StatsPoller copies the figures of every running sale from
+// GET /events/{eventId}/stats into the TicketEvent's status: from a ready
+// queue the Sale figures and the SalesOpen condition, from a ready tickets
+// service the Tickets figures, nothing else. It is apart from the
 // reconciler so that a running sale does not re-run provisioning on every
-// refresh, and it writes only when a figure or the condition changed.
+// refresh, and it writes, once for both, only when a figure or the
+// condition changed.
 type StatsPoller struct {
 	// Client reads TicketEvents and Deployments from the manager's cache
 	// and patches status.
 	Client client.Client
-	// Stats fetches the figures.
+	// Stats fetches the queue's figures.
 	Stats StatsFetcher
+	// Tickets fetches the tickets service's figures; nil uses Stats when it
+	// is a TicketStatsFetcher too (HTTPStats is), and otherwise fetches none.
+	Tickets TicketStatsFetcher
 	// Interval defaults to DefaultStatsInterval.
 	Interval time.Duration
 	// Recorder records Events on the TicketEvent; nil records none.
@@ -96,55 +104,63 @@ func (p *StatsPoller) pollAll(ctx context.Context) {
 		}
 		return
 	}
+	tickets := p.ticketsFetcher()
 	sem := make(chan struct{}, statsParallelism)
 	var wg sync.WaitGroup
 	for i := range list.Items {
 		te := &list.Items[i]
-		if !p.running(ctx, te) {
+		up := services{queue: p.running(ctx, te, render.Queue)}
+		up.tickets = tickets != nil && p.running(ctx, te, render.Tickets)
+		if !up.queue && !up.tickets {
 			continue
 		}
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			p.poll(ctx, te)
+			p.poll(ctx, te, up, tickets)
 		})
 	}
 	wg.Wait()
 }
 
-// running reports a sale whose own queue has a ready pod. A duplicate
-// eventId or a sale being deleted has none to ask.
-func (p *StatsPoller) running(ctx context.Context, te *ticketsv1alpha1.TicketEvent) bool {
+// services says which of a sale's services are asked for figures.
+type services struct{ queue, tickets bool }
+
+func (p *StatsPoller) ticketsFetcher() TicketStatsFetcher {
+	if p.Tickets != nil {
+		return p.Tickets
+	}
+	f, _ := p.Stats.(TicketStatsFetcher)
+	return f
+}
+
+// running reports a sale whose own Deployment of c has a ready pod. A
+// duplicate eventId or a sale being deleted has none to ask.
+func (p *StatsPoller) running(ctx context.Context, te *ticketsv1alpha1.TicketEvent, c render.Component) bool {
 	if !te.DeletionTimestamp.IsZero() {
 		return false
 	}
 	var d appsv1.Deployment
-	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: te.Namespace, Name: render.Name(te, render.Queue)}, &d); err != nil {
+	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: te.Namespace, Name: render.Name(te, c)}, &d); err != nil {
 		return false
 	}
 	return metav1.IsControlledBy(&d, te) && d.Status.ReadyReplicas > 0
 }
 
-// poll fetches one sale's figures and patches status if they changed.
-func (p *StatsPoller) poll(ctx context.Context, te *ticketsv1alpha1.TicketEvent) {
-	s, err := p.Stats.FetchStats(ctx, te)
-	if err != nil {
-		if ctx.Err() != nil {
+// poll fetches one sale's figures from the services that are up and
+// patches status if they changed.
+func (p *StatsPoller) poll(ctx context.Context, te *ticketsv1alpha1.TicketEvent, up services, tickets TicketStatsFetcher) {
+	next := te.DeepCopy()
+	var err error // the queue's
+	if up.queue {
+		if err = p.pollQueue(ctx, next); err != nil && ctx.Err() != nil {
 			return
 		}
-		statsFetchErrors.Inc()
 	}
-	next := te.DeepCopy()
-	now := time.Now
-	if p.Now != nil {
-		now = p.Now
+	if up.tickets {
+		p.pollTickets(ctx, next, tickets)
 	}
-	if err != nil {
-		saleFigures(next, nil, err, now())
-	} else {
-		saleFigures(next, &s, nil, now())
-	}
-	if equality.Semantic.DeepEqual(te.Status, next.Status) {
+	if ctx.Err() != nil || equality.Semantic.DeepEqual(te.Status, next.Status) {
 		return
 	}
 	// The optimistic lock keeps a merge patch of the conditions list from
@@ -152,7 +168,7 @@ func (p *StatsPoller) poll(ctx context.Context, te *ticketsv1alpha1.TicketEvent)
 	patch := client.MergeFromWithOptions(te, client.MergeFromWithOptimisticLock{})
 	if perr := p.Client.Status().Patch(ctx, next, patch); perr != nil {
 		if !apierrors.IsConflict(perr) && !apierrors.IsNotFound(perr) && ctx.Err() == nil {
-			p.Log.Error(perr, "patch sale figures", "ticketevent", client.ObjectKeyFromObject(te))
+			p.Log.Error(perr, "patch figures", "ticketevent", client.ObjectKeyFromObject(te))
 		}
 		return
 	}
@@ -162,6 +178,71 @@ func (p *StatsPoller) poll(ctx context.Context, te *ticketsv1alpha1.TicketEvent)
 			p.Recorder.Eventf(te, nil, corev1.EventTypeWarning, reasonStatsUnavailable, "FetchStats", "sale figures unavailable: %v", err)
 		}
 	}
+}
+
+// pollQueue fetches the queue's figures into te's status, and returns the
+// error of a fetch that failed.
+func (p *StatsPoller) pollQueue(ctx context.Context, te *ticketsv1alpha1.TicketEvent) error {
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	s, err := p.Stats.FetchStats(ctx, te)
+	if err != nil {
+		if ctx.Err() == nil {
+			statsFetchErrors.Inc()
+		}
+		saleFigures(te, nil, err, now())
+		return err
+	}
+	saleFigures(te, &s, nil, now())
+	return nil
+}
+
+// pollTickets fetches the tickets service's figures into te's status. A
+// failed fetch keeps the last figures: the tickets service has no
+// condition of its own, the Ready condition tells whether it runs.
+func (p *StatsPoller) pollTickets(ctx context.Context, te *ticketsv1alpha1.TicketEvent, f TicketStatsFetcher) {
+	s, err := f.FetchTicketStats(ctx, te)
+	switch {
+	case errors.Is(err, errNoTicketsURL), err != nil && ctx.Err() != nil:
+	case err != nil:
+		statsFetchErrors.Inc()
+		p.Log.V(1).Info("tickets figures unavailable", "ticketevent", client.ObjectKeyFromObject(te), "error", err.Error())
+	default:
+		ticketFigures(te, &s)
+	}
+}
+
+// ticketFigures sets the Tickets figures from what the tickets service
+// reported. As with saleFigures, UpdatedAt moves only with a figure. Gates
+// are ordered by name, and a name reported twice is added up, so that a
+// new order alone is no change and the list stays a valid map.
+func ticketFigures(te *ticketsv1alpha1.TicketEvent, s *TicketStats) {
+	t := &ticketsv1alpha1.TicketsStatus{
+		Tickets: s.Tickets, EmailsSent: s.EmailsSent, EmailsPending: s.EmailsPending, EmailsFailing: s.EmailsFailing,
+		CheckedIn: s.CheckedIn, Conflicts: s.Conflicts, LastMinute: s.LastMinute,
+		UpdatedAt: metav1.NewTime(s.UpdatedAt.UTC().Truncate(time.Second)),
+	}
+	for _, g := range s.Gates {
+		i := slices.IndexFunc(t.Gates, func(x ticketsv1alpha1.GateStatus) bool { return x.Gate == g.Gate })
+		if i < 0 {
+			t.Gates = append(t.Gates, ticketsv1alpha1.GateStatus{Gate: g.Gate})
+			i = len(t.Gates) - 1
+		}
+		t.Gates[i].Admitted += g.Admitted
+		t.Gates[i].Offline += g.Offline
+	}
+	slices.SortFunc(t.Gates, func(a, b ticketsv1alpha1.GateStatus) int { return cmp.Compare(a.Gate, b.Gate) })
+	if te.Status.Tickets == nil || !sameTicketFigures(*te.Status.Tickets, *t) {
+		te.Status.Tickets = t
+	}
+}
+
+// sameTicketFigures compares two sets of figures but not their time stamps.
+func sameTicketFigures(a, b ticketsv1alpha1.TicketsStatus) bool {
+	a.UpdatedAt, b.UpdatedAt = metav1.Time{}, metav1.Time{}
+	return equality.Semantic.DeepEqual(a, b)
 }
 
 // saleFigures sets the Sale figures and the SalesOpen condition from what

@@ -27,6 +27,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.payment) || !has(self.payment.timeout) || !has(self.holds) || !has(self.holds.ttl) || !self.payment.timeout.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || !self.holds.ttl.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.payment.timeout) < duration(self.holds.ttl)",message="payment.timeout must be shorter than holds.ttl, so a payment cannot complete after its hold expired",fieldPath=".payment.timeout",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!has(self.phases) || self.phases.all(p, !has(p.sections) || p.sections.all(n, self.seating.sections.exists(x, x.name == n)))",message="phases[].sections must name sections of seating.sections",fieldPath=".phases",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!has(self.phases) || !has(self.holds) || !has(self.holds.maxSeatsPerCustomer) || self.phases.all(p, !has(p.maxSeatsPerCustomer) || p.maxSeatsPerCustomer <= self.holds.maxSeatsPerCustomer)",message="phases[].maxSeatsPerCustomer must not exceed holds.maxSeatsPerCustomer, the event's limit",fieldPath=".phases",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.startsAt) || self.startsAt > self.salesOpenAt",message="startsAt must be after salesOpenAt: the event starts after its sale opened",fieldPath=".startsAt",reason=FieldValueInvalid
 type TicketEventSpec struct {
 	// EventID is the numeric id of the event used in the REST paths
 	// (/events/{eventId}/...). It cannot be changed once set. At least 1.
@@ -41,6 +42,19 @@ type TicketEventSpec struct {
 
 	// SalesOpenAt is when the pre-queue closes, is shuffled, and admission starts.
 	SalesOpenAt metav1.Time `json:"salesOpenAt"`
+
+	// Venue is where the event takes place, as printed on the tickets and
+	// in the ticket mails. At most 200 characters.
+	// +kubebuilder:validation:MaxLength=200
+	// +optional
+	Venue string `json:"venue,omitempty"`
+
+	// StartsAt is when the event itself starts, as printed on the tickets;
+	// ticket transfers close gates.transfers.cutoff before it. It must be
+	// after salesOpenAt. Unset: the tickets name no time and transfers stay
+	// open.
+	// +optional
+	StartsAt *metav1.Time `json:"startsAt,omitempty"`
 
 	// Seating is the event's seat inventory. It cannot be changed once set.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="seating is immutable once set: seats may already be held or sold"
@@ -80,6 +94,15 @@ type TicketEventSpec struct {
 	// +listMapKey=name
 	// +optional
 	Phases []SalePhase `json:"phases,omitempty"`
+
+	// Delivery says how tickets reach their buyers besides the order page.
+	// +optional
+	Delivery Delivery `json:"delivery,omitempty"`
+
+	// Gates configures check-in at the doors and ticket transfers.
+	// +kubebuilder:default={}
+	// +optional
+	Gates Gates `json:"gates,omitempty"`
 
 	// Identity says how customers' identity tokens are verified. Required
 	// before the queue, booking and tickets services can be provisioned.
@@ -343,6 +366,128 @@ type Identity struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z][A-Za-z0-9_.:/-]*$') && !(self in ['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti'])",message="identity.tierClaim must be a claim name (a letter, then letters, digits, _ . : / -, e.g. https://example.com/tier) and not a registered claim (iss, sub, aud, exp, nbf, iat, jti)"
 	// +optional
 	TierClaim string `json:"tierClaim,omitempty"`
+	// EmailClaim names the claim of identity tokens whose string value is
+	// the customer's email address, where the tickets service mails their
+	// tickets (delivery.mail); an address whose email_verified claim is
+	// false is not used. At most 64 characters. Unset, the workloads'
+	// default claim name applies.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z][A-Za-z0-9_.:/-]*$') && !(self in ['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti'])",message="identity.emailClaim must be a claim name (a letter, then letters, digits, _ . : / -, e.g. https://example.com/email) and not a registered claim (iss, sub, aud, exp, nbf, iat, jti)"
+	// +optional
+	EmailClaim string `json:"emailClaim,omitempty"`
+}
+
+// Delivery says how tickets reach their buyers. The order page always
+// shows them.
+type Delivery struct {
+	// Mail, when set, has the tickets service mail each paid order's
+	// tickets to the buyer's verified email address (identity.emailClaim),
+	// retrying a failed send with a growing delay. Unset: no mail.
+	// +optional
+	Mail *Mail `json:"mail,omitempty"`
+}
+
+// Mail configures the ticket mail, one message per paid order.
+type Mail struct {
+	// SMTP is the server the mails are handed to.
+	SMTP SMTP `json:"smtp"`
+	// From is the From address of the ticket mails, e.g.
+	// tickets@example.com; its domain also names the Message-IDs. At most
+	// 254 characters.
+	// +kubebuilder:validation:MaxLength=254
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9.!#$%&*+/=?^_{|}~-]+@[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$')",message="delivery.mail.from must be an email address such as tickets@example.com"
+	From string `json:"from"`
+	// Workers is the number of SMTP connections sending mails in
+	// parallel. Default 4; 1 to 64.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +kubebuilder:default=4
+	// +optional
+	Workers int32 `json:"workers,omitempty"`
+}
+
+// SMTPTLS is the transport security to the SMTP server.
+// +kubebuilder:validation:Enum=none;starttls;tls
+type SMTPTLS string
+
+// SMTP transport security.
+const (
+	// SMTPStartTLS upgrades the connection with STARTTLS, and fails if the server does not offer it.
+	SMTPStartTLS SMTPTLS = "starttls"
+	// SMTPImplicitTLS speaks TLS from the first byte (usually port 465).
+	SMTPImplicitTLS SMTPTLS = "tls"
+	// SMTPNoTLS sends in plain text.
+	SMTPNoTLS SMTPTLS = "none"
+)
+
+// SMTP locates the SMTP server and says how to authenticate to it.
+type SMTP struct {
+	// Host is the SMTP server's DNS name or IP address; 1 to 253 characters.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9.:-]+$')",message="delivery.mail.smtp.host must be a DNS name or an IP address"
+	Host string `json:"host"`
+	// Port is the SMTP server's port. Default 587; 1 to 65535.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:default=587
+	// +optional
+	Port int32 `json:"port,omitempty"`
+	// TLS is the transport security: starttls (STARTTLS, required: a
+	// server that does not offer it is not sent to), tls (TLS from the
+	// first byte, usually port 465) or none (plain text, for a relay on
+	// the pod's loopback such as a sidecar, or a test server: the mails
+	// would cross the network readable). With credentialsSecretRef, the
+	// tickets service refuses to start with none unless host is a loopback
+	// address. The server's certificate is verified against the system's
+	// CAs. Default starttls.
+	// +kubebuilder:default=starttls
+	// +optional
+	TLS SMTPTLS `json:"tls,omitempty"`
+	// CredentialsSecretRef names a Secret in the TicketEvent's namespace
+	// with the keys username and password, the layout of a
+	// kubernetes.io/basic-auth Secret, to authenticate with (SMTP AUTH).
+	// Unset: no authentication.
+	// +optional
+	CredentialsSecretRef *corev1.LocalObjectReference `json:"credentialsSecretRef,omitempty"`
+}
+
+// Keys of the Secret that delivery.mail.smtp.credentialsSecretRef names.
+const (
+	SMTPUsernameKey = "username"
+	SMTPPasswordKey = "password"
+)
+
+// Gates configures check-in at the doors and ticket transfers.
+type Gates struct {
+	// GateSecretRef selects the key of a Secret holding the gate secret, from
+	// which the credential of each gate device is derived (kubectl
+	// ticketfair gate-credential). Unset: the operator generates one into
+	// the sale's keys Secret (<name>-keys, key gate-secret). Changing it
+	// shuts out every device whose credential came from the old one.
+	// +optional
+	GateSecretRef *corev1.SecretKeySelector `json:"gateSecretRef,omitempty"`
+	// Transfers limits the handing on of tickets between customers.
+	// +kubebuilder:default={}
+	// +optional
+	Transfers Transfers `json:"transfers,omitempty"`
+}
+
+// Transfers limits ticket transfers.
+type Transfers struct {
+	// Max is how many times one ticket may change hands; 0 turns transfers
+	// off. Default 3; 0 to 20.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=20
+	// +kubebuilder:default=3
+	// +optional
+	Max *int32 `json:"max,omitempty"`
+	// Cutoff is how long before startsAt transfers close. Default 2h; 0s to 720h.
+	// +kubebuilder:default="2h"
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="gates.transfers.cutoff must be a duration such as 2h"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) <= duration('720h')",message="gates.transfers.cutoff must be at most 720h"
+	Cutoff *metav1.Duration `json:"cutoff,omitempty"`
 }
 
 // Redis locates the Redis of the waiting room: a single server, a master
@@ -541,8 +686,8 @@ type NetworkPolicy struct {
 	// service of the sale (NetworkPolicyPeer, as in a NetworkPolicy's
 	// ingress.from): typically the namespace of the ingress controller or
 	// gateway in front of the queue, booking and tickets APIs. Also list the
-	// operator's namespace (it reads the queue's /events/{eventId}/stats for
-	// status.sale), your Prometheus (/metrics) and whatever calls booking's
+	// operator's namespace (it reads the queue's and the tickets service's
+	// /events/{eventId}/stats for status.sale and status.tickets), your Prometheus (/metrics) and whatever calls booking's
 	// internal endpoints, or they are cut off. Kubelet probes come from the
 	// node and are always allowed. Empty allows any source on the HTTP port.
 	// May be set while enabled is false, to prepare a policy before turning it on. At most 32 peers.
@@ -576,6 +721,11 @@ type TicketEventStatus struct {
 	// kept when the queue cannot be reached (see the SalesOpen condition).
 	// +optional
 	Sale *SaleStatus `json:"sale,omitempty"`
+	// Tickets holds the latest figures reported by the tickets service:
+	// tickets issued, their mails and check-in at the gates. They are kept
+	// when the tickets service cannot be reached.
+	// +optional
+	Tickets *TicketsStatus `json:"tickets,omitempty"`
 }
 
 // Condition types of a TicketEvent.
@@ -682,6 +832,47 @@ type QueueStatus struct {
 	Admitted int64 `json:"admitted"`
 }
 
+// TicketsStatus holds the figures reported by the tickets service.
+type TicketsStatus struct {
+	// Tickets is the number of tickets issued and not cancelled.
+	Tickets int64 `json:"tickets"`
+	// EmailsSent is the number of ticket mails the SMTP server accepted.
+	EmailsSent int64 `json:"emailsSent"`
+	// EmailsPending is the number of ticket mails not sent yet.
+	EmailsPending int64 `json:"emailsPending"`
+	// EmailsFailing is the number of pending mails whose sending failed at
+	// least once (part of emailsPending).
+	EmailsFailing int64 `json:"emailsFailing"`
+	// CheckedIn is the number of tickets admitted at the gates.
+	CheckedIn int64 `json:"checkedIn"`
+	// Conflicts is the number of tickets an offline gate admitted after
+	// another gate had admitted them.
+	Conflicts int64 `json:"conflicts"`
+	// LastMinute is the admissions of the last full minute, all gates.
+	LastMinute int64 `json:"lastMinute"`
+	// Gates are the admissions of each gate, by gate name.
+	// +listType=map
+	// +listMapKey=gate
+	// +optional
+	Gates []GateStatus `json:"gates,omitempty"`
+	// UpdatedAt is when the tickets service computed these figures. A
+	// refresh that changes no figure is not written, so it may be older
+	// than the last one.
+	// +optional
+	UpdatedAt metav1.Time `json:"updatedAt,omitempty"`
+}
+
+// GateStatus is one gate's admissions.
+type GateStatus struct {
+	// Gate is the gate's name, as its credential carries it.
+	Gate string `json:"gate"`
+	// Admitted is the number of tickets the gate admitted.
+	Admitted int64 `json:"admitted"`
+	// Offline is the number of those admitted while the gate was offline,
+	// reported when it reconnected.
+	Offline int64 `json:"offline"`
+}
+
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=te,categories=ticketfair
@@ -700,6 +891,7 @@ type QueueStatus struct {
 // +kubebuilder:printcolumn:name="Remaining",type=integer,JSONPath=`.status.sale.remaining`,priority=1
 // +kubebuilder:printcolumn:name="Seats",type=integer,JSONPath=`.status.seatsTotal`,priority=1
 // +kubebuilder:printcolumn:name="Admitted",type=integer,JSONPath=`.status.sale.admittedTotal`,priority=1
+// +kubebuilder:printcolumn:name="Checked In",type=integer,JSONPath=`.status.tickets.checkedIn`,priority=1
 // +kubebuilder:printcolumn:name="Migration",type=string,JSONPath=`.status.migration.phase`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 

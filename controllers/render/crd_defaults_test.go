@@ -144,6 +144,12 @@ func TestCRDDefaultsMatchConfig(t *testing.T) {
 		"spec.botProtection.rateLimits.poll.perNetwork":    {config.RateLimits{}, "PollPerNetwork"},
 		"spec.botProtection.rateLimits.hold.perIdentity":   {config.RateLimits{}, "HoldPerIdentity"},
 		"spec.botProtection.rateLimits.hold.perNetwork":    {config.RateLimits{}, "HoldPerNetwork"},
+		// spec.delivery and spec.gates
+		"spec.delivery.mail.smtp.port": {config.Mail{}, "SMTPPort"},
+		"spec.delivery.mail.smtp.tls":  {config.Mail{}, "SMTPTLS"},
+		"spec.delivery.mail.workers":   {config.Mail{}, "Workers"},
+		"spec.gates.transfers.max":     {config.Gate{}, "MaxTransfers"},
+		"spec.gates.transfers.cutoff":  {config.Gate{}, "TransferCutoff"},
 	}
 	constants := map[string]int32{}
 	for _, w := range []string{"queue", "booking"} {

@@ -35,8 +35,10 @@ func GenerateKey(kid string) (string, error) {
 }
 
 // GenerateKeys returns the data of a sale's keys Secret: an access-token
-// key, a ticket signing key, the internal service token and the proof of
-// work's HMAC key. The reconciler
+// key, a ticket signing key, the internal service token, the proof of
+// work's and the access codes' HMAC keys and the gate secret (generated
+// even while spec.gates.gateSecretRef names another, so that clearing it falls
+// back to a secret that is already there). The reconciler
 // writes it once and never rotates it, so tokens and tickets stay valid.
 func GenerateKeys() (map[string][]byte, error) {
 	id := make([]byte, 4)
@@ -57,6 +59,11 @@ func GenerateKeys() (map[string][]byte, error) {
 	if _, err := rand.Read(codes); err != nil {
 		return nil, fmt.Errorf("generate access code key: %w", err)
 	}
+	// The gate secret: 32 bytes, the HMAC key of gatecred.
+	gate := make([]byte, 32)
+	if _, err := rand.Read(gate); err != nil {
+		return nil, fmt.Errorf("generate gate secret: %w", err)
+	}
 	kid := hex.EncodeToString(id)
 	access, err := GenerateKey("a" + kid)
 	if err != nil {
@@ -72,5 +79,6 @@ func GenerateKeys() (map[string][]byte, error) {
 		KeyServiceToken:    []byte(base64.RawURLEncoding.EncodeToString(token)),
 		KeyPowKeys:         []byte(base64.StdEncoding.EncodeToString(pow)),
 		KeyAccessCodeKey:   []byte(base64.StdEncoding.EncodeToString(codes)),
+		KeyGateSecret:      []byte(base64.RawURLEncoding.EncodeToString(gate)),
 	}, nil
 }

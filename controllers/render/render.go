@@ -80,6 +80,9 @@ const (
 	KeyAccessTokenKeys = "access-token-keys"
 	KeyServiceToken    = "service-token"
 	KeyTicketKeys      = "ticket-keys"
+	// KeyGateSecret is the gate secret the gate devices' credentials are
+	// derived from, used unless spec.gates.gateSecretRef names another.
+	KeyGateSecret = "gate-secret"
 )
 
 const (
@@ -360,6 +363,9 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 	kafka(&t.Kafka, s.Kafka, trefs)
 	identity(&t.Identity, s.Identity, trefs)
 	trefs.secret(&t.TicketKeys, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyTicketKeys})
+	eventInfo(&t.EventInfo, s)
+	mail(&t.Mail, s.Delivery.Mail, trefs)
+	gate(&t.Gate, s.Gates, GateSecretRef(te), trefs)
 	if port, err = httpPort(t.HTTPAddr); err != nil {
 		return nil, err
 	}
@@ -379,6 +385,62 @@ func identity(dst *config.Identity, id *ticketsv1alpha1.Identity, refs envRefs) 
 	}
 	if id.TierClaim != "" {
 		dst.TierClaim = id.TierClaim
+	}
+	if id.EmailClaim != "" {
+		dst.EmailClaim = id.EmailClaim
+	}
+}
+
+// eventInfo is what the tickets say about the event.
+func eventInfo(dst *config.EventInfo, s ticketsv1alpha1.TicketEventSpec) {
+	dst.EventName = s.DisplayName
+	dst.Venue = s.Venue
+	if s.StartsAt != nil {
+		dst.StartsAt = s.StartsAt.UTC().Format(time.RFC3339)
+	}
+}
+
+// mail copies spec.delivery.mail; unset, the tickets service sends no mail.
+// The SMTP credentials come from the Secret's username and password keys.
+func mail(dst *config.Mail, m *ticketsv1alpha1.Mail, refs envRefs) {
+	if m == nil {
+		dst.SMTPHost = ""
+		return
+	}
+	dst.SMTPHost = m.SMTP.Host
+	if m.SMTP.Port > 0 {
+		dst.SMTPPort = int(m.SMTP.Port)
+	}
+	if m.SMTP.TLS != "" {
+		dst.SMTPTLS = string(m.SMTP.TLS)
+	}
+	if c := m.SMTP.CredentialsSecretRef; c != nil {
+		refs.secret(&dst.SMTPUsername, corev1.SecretKeySelector{LocalObjectReference: *c, Key: ticketsv1alpha1.SMTPUsernameKey})
+		refs.secret(&dst.SMTPPassword, corev1.SecretKeySelector{LocalObjectReference: *c, Key: ticketsv1alpha1.SMTPPasswordKey})
+	}
+	dst.From = m.From
+	if m.Workers > 0 {
+		dst.Workers = int(m.Workers)
+	}
+}
+
+// GateSecretRef is where the gate secret of a sale is: spec.gates.gateSecretRef,
+// or else the generated key of the keys Secret.
+func GateSecretRef(te *ticketsv1alpha1.TicketEvent) corev1.SecretKeySelector {
+	if r := te.Spec.Gates.GateSecretRef; r != nil {
+		return *r
+	}
+	return corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: KeysSecretName(te)}, Key: KeyGateSecret}
+}
+
+// gate copies spec.gates; fields left unset keep the workload's defaults.
+func gate(dst *config.Gate, g ticketsv1alpha1.Gates, secret corev1.SecretKeySelector, refs envRefs) {
+	refs.secret(&dst.GateSecret, secret)
+	if g.Transfers.Max != nil {
+		dst.MaxTransfers = int(*g.Transfers.Max)
+	}
+	if g.Transfers.Cutoff != nil {
+		dst.TransferCutoff = g.Transfers.Cutoff.Duration
 	}
 }
 

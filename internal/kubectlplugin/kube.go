@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -44,7 +45,8 @@ func (k *kube) bindFlags(fs *pflag.FlagSet) {
 	clientcmd.BindOverrideFlags(&k.overrides, fs, clientcmd.RecommendedConfigOverrideFlags(""))
 }
 
-// connect returns a client for TicketEvents and the namespace to work in.
+// connect returns a client for TicketEvents (and Secrets) and the
+// namespace to work in.
 func (k *kube) connect() (client.Client, string, error) {
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(k.loading, &k.overrides)
 	cfg, err := cc.ClientConfig()
@@ -62,8 +64,10 @@ func (k *kube) connect() (client.Client, string, error) {
 	cfg.UserAgent = fieldManager
 	cfg.WarningHandler = rest.NewWarningWriter(k.warnings, rest.WarningWriterOptions{Deduplicate: true})
 	scheme := runtime.NewScheme()
-	if err := ticketsv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, "", err
+	for _, add := range []func(*runtime.Scheme) error{ticketsv1alpha1.AddToScheme, corev1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, "", err
+		}
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {

@@ -1,7 +1,8 @@
 // Package kubectlplugin is kubectl-ticketfair, the kubectl plugin that
 // shows and steers a sale through its TicketEvent: status, pause, resume,
-// open-now. It reads and merge-patches the TicketEvent only, as field
-// manager kubectl-ticketfair, and never talks to the sale's pods.
+// open-now, gate-credential. It reads and merge-patches the TicketEvent
+// only, as field manager kubectl-ticketfair (gate-credential also reads the
+// Secret holding the gate secret), and never talks to the sale's pods.
 package kubectlplugin
 
 import (
@@ -71,8 +72,9 @@ func (p *plugin) command() *cobra.Command {
 		Short: "Show and steer ticketfair sales (TicketEvents)",
 		Long: `kubectl ticketfair shows how a sale stands and steers its waiting room
 through the TicketEvent: it reads and patches tickets.ticketfair.io/v1alpha1
-TicketEvents and nothing else. The operator carries changes to the running
-services within seconds.`,
+TicketEvents and nothing else, but for gate-credential, which reads the
+Secret holding the sale's gate secret. The operator carries changes to the
+running services within seconds.`,
 		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl ticketfair"},
 		SilenceErrors:     true,
 		SilenceUsage:      true,
@@ -87,6 +89,7 @@ services within seconds.`,
 		p.pauseCommand(true),
 		p.pauseCommand(false),
 		p.openNowCommand(),
+		p.gateCredentialCommand(),
 	)
 	return root
 }

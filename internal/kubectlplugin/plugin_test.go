@@ -216,7 +216,8 @@ func TestPlugin(t *testing.T) {
 			"Name": "summer", "Namespace": "sales", "Event": "1", "Phase": "Open",
 			"Waiting": "12000", "Active": "4800", "Admission rate": "250/s", "Queue ends in": "48s",
 			"Sold": "12000 of 50000 seats", "Held": "300", "Remaining": "38000",
-			"Ready": "True (Available: migration succeeded and every service is available)",
+			"Ready":   "True (Available: migration succeeded and every service is available)",
+			"Tickets": none, "Emails": none, "Checked in": none,
 		}
 		for k, v := range want {
 			if d[k] != v {
@@ -265,7 +266,7 @@ func TestPlugin(t *testing.T) {
 		if err := json.Unmarshal([]byte(mustRun(t, "status", "winter", "-n", "sales", "-o", "json", kc)), &raw); err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{"waiting", "active", "etaSeconds", "sold", "held", "remaining", "updatedAt"} {
+		for _, k := range []string{"waiting", "active", "etaSeconds", "sold", "held", "remaining", "updatedAt", "tickets"} {
 			if v, ok := raw[k]; !ok || v != nil {
 				t.Errorf("winter %s: %v (present %v), want null", k, v, ok)
 			}
@@ -286,15 +287,15 @@ func TestPlugin(t *testing.T) {
 
 	t.Run("status table", func(t *testing.T) {
 		header, rows := table(t, mustRun(t, "status", "-n", "sales", kc))
-		if want := []string{"NAME", "PHASE", "WAITING", "ACTIVE", "RATE", "ETA", "SOLD", "HELD", "REMAINING", "READY", "UPDATED"}; !slices.Equal(header, want) {
+		if want := []string{"NAME", "PHASE", "WAITING", "ACTIVE", "RATE", "ETA", "SOLD", "HELD", "REMAINING", "CHECKED-IN", "READY", "UPDATED"}; !slices.Equal(header, want) {
 			t.Fatalf("header %v", header)
 		}
 		// UPDATED ("5s ago") is two fields; the others are compared whole.
 		for name, want := range map[string][]string{
-			"summer": {"summer", "Open", "12000", "4800", "250/s", "48s", "12000/50000", "300", "38000", "True"},
-			"winter": {"winter", "Scheduled", none, none, "500/s", none, none + "/50000", none, none, "Unknown", none},
-			"spring": {"spring", "Paused", "9000", "0", "500/s", none, "10000/50000", "100", "40000", "True"},
-			"autumn": {"autumn", "SoldOut", "700", "0", "100/s", none, "50000/50000", "0", "0", "False"},
+			"summer": {"summer", "Open", "12000", "4800", "250/s", "48s", "12000/50000", "300", "38000", none, "True"},
+			"winter": {"winter", "Scheduled", none, none, "500/s", none, none + "/50000", none, none, none, "Unknown", none},
+			"spring": {"spring", "Paused", "9000", "0", "500/s", none, "10000/50000", "100", "40000", none, "True"},
+			"autumn": {"autumn", "SoldOut", "700", "0", "100/s", none, "50000/50000", "0", "0", none, "False"},
 		} {
 			got := rows[name]
 			if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
@@ -515,7 +516,7 @@ func TestPlugin(t *testing.T) {
 				t.Errorf("%v: exit %d, %q; want %d", args, code, errOut, ExitUsage)
 			}
 		}
-		for _, cmd := range []string{"status", "pause", "resume", "open-now"} {
+		for _, cmd := range []string{"status", "pause", "resume", "open-now", "gate-credential"} {
 			out, _, code := run(t, cmd, "--help")
 			if code != ExitOK || !strings.Contains(out, "Usage:\n  kubectl ticketfair "+cmd) || !strings.Contains(out, "--kubeconfig") {
 				t.Errorf("%s --help: exit %d, %q", cmd, code, out)

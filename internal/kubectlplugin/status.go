@@ -45,6 +45,9 @@ type EventStatus struct {
 	ReadyReason  string       `json:"readyReason,omitempty"`
 	ReadyMessage string       `json:"readyMessage,omitempty"`
 	UpdatedAt    *metav1.Time `json:"updatedAt"`
+	// Tickets are the tickets service's figures (status.tickets): tickets
+	// issued, their mails, check-in at each gate; null until it reported.
+	Tickets *ticketsv1alpha1.TicketsStatus `json:"tickets"`
 }
 
 // StatusOf derives the EventStatus of te at now.
@@ -76,6 +79,7 @@ func StatusOf(te *ticketsv1alpha1.TicketEvent, now time.Time) EventStatus {
 	if c := meta.FindStatusCondition(te.Status.Conditions, ticketsv1alpha1.ConditionReady); c != nil {
 		s.Ready, s.ReadyReason, s.ReadyMessage = string(c.Status), c.Reason, c.Message
 	}
+	s.Tickets = te.Status.Tickets.DeepCopy()
 	return s
 }
 
@@ -92,7 +96,7 @@ func (p *plugin) statusCommand() *cobra.Command {
 	var all bool
 	c := &cobra.Command{
 		Use:   "status [NAME]",
-		Short: "Show how a sale stands: phase, queue, admission rate, seats, readiness",
+		Short: "Show how a sale stands: phase, queue, admission rate, seats, mails, check-in, readiness",
 		Long: `Show how one TicketEvent's sale stands, or every sale of the namespace as a table.
 
 Phase is derived from the TicketEvent: SoldOut once status.sale.soldOut,
@@ -100,8 +104,12 @@ else Paused while spec.admission.paused, else Scheduled before
 spec.salesOpenAt, else Open. ETA is how long admitting everyone now waiting
 takes at the admission rate (a lower bound: admission also stops at
 maxActive and at the seats left); "—" when nobody waits or the sale is
-paused or sold out. Figures the services have not reported yet show as "—"
-(null in JSON and YAML). Needs get (with NAME) or list (without) on ticketevents.`,
+paused or sold out. With NAME it also shows the tickets service's figures:
+tickets issued, their mails (sent, pending, failing), check-in (admitted,
+in the last minute, conflicts of offline gates) and each gate's admissions;
+the table shows checked-in of tickets issued. Figures the services have not
+reported yet show as "—" (null in JSON and YAML). Needs get (with NAME) or
+list (without) on ticketevents.`,
 		Example: `  kubectl ticketfair status summer-stadium
   kubectl ticketfair status -n sales
   kubectl ticketfair status summer-stadium -o json`,
@@ -191,7 +199,7 @@ func write(w io.Writer, format string, v any) error {
 
 func writeTable(w io.Writer, items []EventStatus, withNamespace bool, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	head := "NAME\tPHASE\tWAITING\tACTIVE\tRATE\tETA\tSOLD\tHELD\tREMAINING\tREADY\tUPDATED"
+	head := "NAME\tPHASE\tWAITING\tACTIVE\tRATE\tETA\tSOLD\tHELD\tREMAINING\tCHECKED-IN\tREADY\tUPDATED"
 	if withNamespace {
 		head = "NAMESPACE\t" + head
 	}
@@ -200,9 +208,13 @@ func writeTable(w io.Writer, items []EventStatus, withNamespace bool, now time.T
 		if withNamespace {
 			fmt.Fprintf(tw, "%s\t", s.Namespace)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/s\t%s\t%s/%d\t%s\t%s\t%s\t%s\n",
+		checkedIn := none
+		if t := s.Tickets; t != nil {
+			checkedIn = fmt.Sprintf("%d/%d", t.CheckedIn, t.Tickets)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/s\t%s\t%s/%d\t%s\t%s\t%s\t%s\t%s\n",
 			s.Name, s.Phase, num(s.Waiting), num(s.Active), s.RatePerSecond, eta(s.ETASeconds),
-			num(s.Sold), s.SeatsTotal, num(s.Held), num(s.Remaining), s.Ready, ago(s.UpdatedAt, now))
+			num(s.Sold), s.SeatsTotal, num(s.Held), num(s.Remaining), checkedIn, s.Ready, ago(s.UpdatedAt, now))
 	}
 	return tw.Flush()
 }
@@ -223,7 +235,7 @@ func writeDetail(w io.Writer, s EventStatus, now time.Time) error {
 	} else {
 		opens += " (" + duration.HumanDuration(-d) + " ago)"
 	}
-	for _, row := range [][2]string{
+	rows := [][2]string{
 		{"Name", s.Name},
 		{"Namespace", s.Namespace},
 		{"Event", fmt.Sprint(s.EventID)},
@@ -236,12 +248,33 @@ func writeDetail(w io.Writer, s EventStatus, now time.Time) error {
 		{"Sold", num(s.Sold) + " of " + fmt.Sprint(s.SeatsTotal) + " seats"},
 		{"Held", num(s.Held)},
 		{"Remaining", num(s.Remaining)},
-		{"Ready", ready},
-		{"Updated", updated},
-	} {
+	}
+	rows = append(rows, ticketRows(s.Tickets, now)...)
+	rows = append(rows, [2]string{"Ready", ready}, [2]string{"Updated", updated})
+	for _, row := range rows {
 		fmt.Fprintf(tw, "%s:\t%s\n", row[0], row[1])
 	}
 	return tw.Flush()
+}
+
+// ticketRows are the detail rows of the tickets service's figures: mails,
+// check-in, then one row per gate.
+func ticketRows(t *ticketsv1alpha1.TicketsStatus, now time.Time) [][2]string {
+	if t == nil {
+		return [][2]string{{"Tickets", none}, {"Emails", none}, {"Checked in", none}}
+	}
+	rows := [][2]string{
+		{"Tickets", fmt.Sprint(t.Tickets)},
+		{"Emails", fmt.Sprintf("%d sent, %d pending (%d failing)", t.EmailsSent, t.EmailsPending, t.EmailsFailing)},
+		{"Checked in", fmt.Sprintf("%d of %d tickets, %d in the last minute, %d conflicts", t.CheckedIn, t.Tickets, t.LastMinute, t.Conflicts)},
+	}
+	for _, g := range t.Gates {
+		rows = append(rows, [2]string{"Gate " + g.Gate, fmt.Sprintf("%d admitted (%d offline)", g.Admitted, g.Offline)})
+	}
+	if !t.UpdatedAt.IsZero() {
+		rows = append(rows, [2]string{"Tickets updated", timestamp(t.UpdatedAt) + " (" + ago(&t.UpdatedAt, now) + ")"})
+	}
+	return rows
 }
 
 func num(n *int64) string {

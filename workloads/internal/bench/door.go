@@ -29,7 +29,7 @@ import (
 // size on as many connections.
 
 const (
-	doorOrders      = 4000 // of doorSeatsEach tickets
+	doorOrders      = 8000 // of doorSeatsEach tickets
 	doorSeatsEach   = 10
 	benchMails      = 600
 	benchMailBytes  = 24 << 10 // about a two-ticket mail: two QR images and the text
@@ -103,13 +103,18 @@ func measureDoor(ctx context.Context, databaseURL string, hc *http.Client, o Opt
 	logf("ticketfair: gate check-ins, each code once, from %d gates ...", len(creds))
 	var mu sync.Mutex
 	next := 0
-	d.checkins = closedLoop(ctx, o.Concurrency/4+1, o.Duration, func(ctx context.Context, w, i int) error {
+	// Each code is scanned once: the measurement ends early when they run
+	// out (its rate is over the time it ran).
+	cctx, out := context.WithCancel(ctx)
+	defer out()
+	d.checkins = closedLoop(cctx, o.Concurrency/4+1, o.Duration, func(ctx context.Context, w, i int) error {
 		mu.Lock()
 		k := next
 		next++
 		mu.Unlock()
 		if k >= len(codes) {
-			return fmt.Errorf("out of tickets")
+			out()
+			return nil
 		}
 		return call(ctx, hc, http.MethodPost, fmt.Sprintf("%s/events/%d/checkins", url, eventID),
 			map[string]string{"Authorization": "Bearer " + creds[w%len(creds)], "Content-Type": "application/json"},
