@@ -122,6 +122,10 @@ func eventually(t *testing.T, what string, timeout time.Duration, f func() error
 type services struct {
 	redisURL, databaseURL string
 	brokers               []string
+	// mail is the SMTP server the tickets pods send to, smtp its address
+	// on the node IP.
+	mail *localsvc.Mailpit
+	smtp string
 }
 
 // startServices runs Redis, PostgreSQL and a Kafka-protocol broker as a
@@ -158,10 +162,17 @@ func startServices(t *testing.T, nodeIP string) services {
 		t.Fatal(err)
 	}
 	t.Cleanup(k.Close)
+	m, err := localsvc.StartMailpit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
 	return services{
 		redisURL:    "redis://" + redisAddr + "/0",
 		databaseURL: fmt.Sprintf("postgres://postgres@%s/ticketfair?sslmode=disable", pgAddr),
 		brokers:     k.ListenAddrs(),
+		mail:        m,
+		smtp:        forward(t, nodeIP, m.SMTPAddr()),
 	}
 }
 

@@ -118,6 +118,7 @@ metadata:
 	// 3. The TicketEvent: the sample, smaller, its presale opening in a
 	// minute and the general sale presaleFor later.
 	te := sampleEvent(t, root, svc.brokers)
+	withMail(t, te, svc.smtp)
 	manifest, err := yaml.Marshal(te)
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +173,7 @@ metadata:
 		"--identity-issuer", te.Spec.Identity.Issuer, "--identity-audience", te.Spec.Identity.Audience,
 		"--customers", strconv.Itoa(customers), "--access-codes", codesCSV,
 		"--profile", fmt.Sprintf("prequeue=0.05,joinwindow=20s,holdexpire=0,thinktime=1s,members=%g,codeholders=%g", membersShare, codeHoldersShare),
-		"--deadline", "12m", "--seed", "12", "--report-json", resultPath)
+		"--deadline", "12m", "--seed", "12", "--report-json", resultPath, "--email-claim", "email")
 	lt.Env = append(os.Environ(), "TICKETFAIR_LOADTEST_IDENTITY_SECRET="+identitySecret, "TICKETFAIR_LOADTEST_WEBHOOK_SECRET="+webhookSecret)
 	ltLog, err := os.Create(filepath.Join(logs, "loadtest.log"))
 	if err != nil {
@@ -361,6 +362,7 @@ metadata:
 		t.Errorf("sold %d seats of %d", rep.SeatsSold, seatCount(te))
 	}
 	checkAuditQueues(t, readAuditQueues(t, filepath.Join(logs, "audit.json")))
+	checkMails(t, c, te, svc)
 	// Only 503 with Retry-After (retried by the crowd) may fail a request:
 	// no connection refused or reset, no other 5xx.
 	for _, e := range res.Endpoints {
