@@ -40,7 +40,7 @@ type Mailpit struct {
 // MailpitBinary finds the mailpit binary: bin/mailpit of the module
 // (make mailpit builds it there), then PATH.
 func MailpitBinary() (string, error) {
-	if root, err := moduleRoot(); err == nil {
+	if root, err := ModuleRoot(); err == nil {
 		p := filepath.Join(root, "bin", "mailpit")
 		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
 			return p, nil
@@ -52,9 +52,9 @@ func MailpitBinary() (string, error) {
 	return "", fmt.Errorf("mailpit: %w (make mailpit)", ErrMissing)
 }
 
-// moduleRoot finds the directory holding go.mod, walking up from the
+// ModuleRoot finds the directory holding go.mod, walking up from the
 // working directory (a test runs in its package's directory).
-func moduleRoot() (string, error) {
+func ModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -11,7 +11,6 @@ package testenv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -200,22 +199,7 @@ func KafkaBrokers(t testing.TB, topics ...string) []string {
 
 // ModuleRoot finds the directory holding go.mod, walking up from the
 // working directory.
-func ModuleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
+func ModuleRoot() (string, error) { return localsvc.ModuleRoot() }
 
 // WaitFor polls cond every 20 ms until it holds, failing the test when
 // timeout passes first.

@@ -31,7 +31,7 @@ func TestServiceMailsEachOrderOnce(t *testing.T) {
 		}
 		produce(t, brokers, int64(i+1), o)
 		if i%4 == 1 {
-			produce(t, brokers, int64(i+1), o)     // redelivered
+			produce(t, brokers, int64(i+1), o)    // redelivered
 			produce(t, brokers, int64(i+1000), o) // replayed under a new outbox id
 		}
 	}

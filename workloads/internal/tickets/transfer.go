@@ -200,15 +200,24 @@ func (s *Service) holderOf(r *http.Request) (Holder, error) {
 	return Holder{CustomerID: id.Subject, Email: email}, nil
 }
 
+// ticketIDOf is the request's {ticketId}, checked.
+func ticketIDOf(r *http.Request) (string, error) {
+	id := r.PathValue("ticketId")
+	if id == "" || len(id) > 64 || !httpapi.CleanText(id) {
+		return "", httpapi.Errorf(http.StatusBadRequest, "bad_ticket_id", "ticket id must be 1-64 characters")
+	}
+	return id, nil
+}
+
 // transfer is POST /tickets/{ticketId}/transfers.
 func (s *Service) transfer(w http.ResponseWriter, r *http.Request) error {
 	holder, err := s.holderOf(r)
 	if err != nil {
 		return err
 	}
-	ticketID := r.PathValue("ticketId")
-	if ticketID == "" || len(ticketID) > 64 || !httpapi.CleanText(ticketID) {
-		return httpapi.Errorf(http.StatusBadRequest, "bad_ticket_id", "ticket id must be 1-64 characters")
+	ticketID, err := ticketIDOf(r)
+	if err != nil {
+		return err
 	}
 	var rcpt Recipient
 	if err := httpapi.DecodeJSON(w, r, &rcpt); err != nil {
@@ -278,9 +287,9 @@ func (s *Service) ticketTransfers(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	ticketID := r.PathValue("ticketId")
-	if ticketID == "" || len(ticketID) > 64 || !httpapi.CleanText(ticketID) {
-		return httpapi.Errorf(http.StatusBadRequest, "bad_ticket_id", "ticket id must be 1-64 characters")
+	ticketID, err := ticketIDOf(r)
+	if err != nil {
+		return err
 	}
 	var buyer string
 	var holderID, holderEmail *string
