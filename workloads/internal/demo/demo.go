@@ -576,7 +576,7 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 	rep.waitingFigures(originBefore, originAfter, s.redisAtStart.calls, after.calls)
 	s.auditFaults(rep, windows)
 	if s.mailpit != nil {
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		dctx, cancel := context.WithTimeout(ctx, 6*time.Minute)
 		defer cancel()
 		if err := s.door(dctx, rep); err != nil {
 			rep.Problems = append(rep.Problems, "the door: "+err.Error())

@@ -98,7 +98,9 @@ func (s *sale) checkMails(ctx context.Context, conn *pgx.Conn, d *DoorReport) er
 	}
 	d.MailsExpected = int64(len(orders))
 	start := time.Now()
-	deadline := start.Add(3 * time.Minute)
+	// A killed tickets process's claimed mails come back after the
+	// mailer's lease (2 min).
+	deadline := start.Add(4 * time.Minute)
 	for {
 		n, err := s.mailpit.Count(ctx)
 		if err != nil {

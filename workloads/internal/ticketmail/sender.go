@@ -22,11 +22,13 @@ import (
 
 const (
 	// batch is how many mails a worker claims at once.
-	batch = 10
+	batch = 3
 	// lease is how long a claimed mail stays a worker's: a worker that dies
 	// while sending gives its mails back when it ends. Far above a batch's
-	// sending time, so a live worker never loses its claim.
-	lease = 5 * time.Minute
+	// sending time (batch × smtpTimeout), so a live worker never loses its
+	// claim, and short enough that a killed replica's mails go out within
+	// a few minutes.
+	lease = 2 * time.Minute
 	// poll is how often idle workers look for due mails: rows enqueued by
 	// another replica, and retries whose backoff ended.
 	poll = time.Second
