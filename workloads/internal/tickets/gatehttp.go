@@ -47,7 +47,7 @@ func (s *Service) checkin(w http.ResponseWriter, r *http.Request) error {
 		return httpapi.Errorf(http.StatusBadRequest, "bad_code", "code must be 1-%d bytes of scanned text", maxCodeBytes)
 	}
 	start := time.Now()
-	a, err := CheckIn(r.Context(), s.pool, s.keys.PublicKeys(), eventID, gate, Scan{Code: req.Code, ScannedAt: start.UTC().Truncate(time.Microsecond)})
+	a, err := CheckIn(r.Context(), s.pool, s.public, eventID, gate, Scan{Code: req.Code, ScannedAt: start.UTC().Truncate(time.Microsecond)})
 	if err != nil {
 		return httpapi.DatabaseError(err)
 	}
@@ -103,7 +103,7 @@ func (s *Service) sync(w http.ResponseWriter, r *http.Request) error {
 	out := make([]Answer, 0, len(req.Scans))
 	for _, sc := range req.Scans {
 		sc.ScannedAt = sc.ScannedAt.UTC().Truncate(time.Microsecond)
-		a, err := CheckIn(r.Context(), s.pool, s.keys.PublicKeys(), eventID, gate, sc)
+		a, err := CheckIn(r.Context(), s.pool, s.public, eventID, gate, sc)
 		if err != nil {
 			return httpapi.DatabaseError(err)
 		}

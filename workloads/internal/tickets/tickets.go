@@ -8,6 +8,7 @@ package tickets
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -78,8 +79,10 @@ func newMetrics() *metrics {
 
 // Service is the tickets service: the consumer plus the HTTP API.
 type Service struct {
-	pool     *pgxpool.Pool
-	keys     *Keys
+	pool *pgxpool.Pool
+	keys *Keys
+	// public verifies scanned codes: the keys' public halves, derived once.
+	public   map[string]ed25519.PublicKey
 	identity *identity.Verifier
 	m        *metrics
 	reg      *prometheus.Registry
@@ -117,7 +120,7 @@ func New(ctx context.Context, cfg config.Tickets, pool *pgxpool.Pool) (*Service,
 	if err := ticketmail.Validate(cfg.Mail); err != nil {
 		return nil, fmt.Errorf("tickets: %w", err)
 	}
-	s := &Service{pool: pool, keys: keys, identity: idv, m: newMetrics(), reg: prometheus.NewRegistry(),
+	s := &Service{pool: pool, keys: keys, public: keys.PublicKeys(), identity: idv, m: newMetrics(), reg: prometheus.NewRegistry(),
 		gateSecret: cfg.GateSecret, transfers: rules}
 	s.consumer = newConsumer(cfg, pool, keys, s.m, dialer)
 	if cfg.SMTPHost != "" {
