@@ -22,7 +22,23 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+
+	ticketsv1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
 )
+
+// Keys of the generated Secret (see KeysSecretName).
+const (
+	KeyAccessTokenKeys = "access-token-keys"
+	KeyServiceToken    = "service-token"
+	KeyTicketKeys      = "ticket-keys"
+	// KeyGateSecret is the gate secret the gate devices' credentials are
+	// derived from, used unless spec.gates.gateSecretRef names another.
+	KeyGateSecret = "gate-secret"
+)
+
+// KeysSecretName is the Secret the operator generates with the access-token
+// keys, the internal service token and the ticket signing keys.
+func KeysSecretName(te *ticketsv1alpha1.TicketEvent) string { return te.Name + "-keys" }
 
 // GenerateKey returns a new Ed25519 key as "kid:base64(32-byte seed)", the
 // format of TICKETFAIR_ACCESS_TOKEN_KEYS and TICKETFAIR_TICKET_KEYS.

@@ -28,30 +28,6 @@ import (
 // HMAC key (`ticketfair access-codes` issues codes with it).
 const KeyAccessCodeKey = "access-code-key"
 
-// phases renders spec.phases as the queue's TICKETFAIR_PHASES: a JSON
-// list of config.Phase ("" without phases).
-func phases(src []ticketsv1alpha1.SalePhase) (string, error) {
-	if len(src) == 0 {
-		return "", nil
-	}
-	out := make([]config.Phase, 0, len(src))
-	for _, p := range src {
-		ph := config.Phase{Name: p.Name, OpensAt: p.OpensAt.UTC(), Sections: p.Sections}
-		if p.MaxSeatsPerCustomer != nil {
-			ph.MaxSeatsPerCustomer = int(*p.MaxSeatsPerCustomer)
-		}
-		for _, q := range p.Queues {
-			ph.Queues = append(ph.Queues, config.PhaseQueue{Name: q.Name, Weight: int(q.Weight), Tiers: q.Tiers, AccessCode: q.AccessCode})
-		}
-		out = append(out, ph)
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return "", fmt.Errorf("phases: %w", err)
-	}
-	return string(b), nil
-}
-
 // bookingPhases renders spec.phases as booking's TICKETFAIR_PHASES: what a
 // hold follows, each phase's name, seat limit and sections ("" without
 // phases). The queue's part (openings, queues, weights) is left out, so

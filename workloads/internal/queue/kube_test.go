@@ -17,6 +17,7 @@ import (
 
 	v1alpha1 "github.com/ticketfair/ticketfair/api/v1alpha1"
 	"github.com/ticketfair/ticketfair/internal/testenv"
+	"github.com/ticketfair/ticketfair/workloads/config"
 )
 
 // TestKubernetes runs against one real kube-apiserver (envtest): leader
@@ -243,7 +244,7 @@ func testLiveTicketEvent(t *testing.T, kube *rest.Config) {
 	base.MaxActive = 1
 	joinMany(t, st, base, "c", 100)
 	live := newLiveSettings(base)
-	if err := watchTicketEvent(ctx, kube, "default", "live", base, live); err != nil {
+	if err := watchTicketEvent(ctx, kube, "default", "live", config.Queue{Admission: base.Admission}, live); err != nil {
 		t.Fatal(err)
 	}
 	if s := live.Load(); s.MaxActive != 3 || s.TickInterval != 100*time.Millisecond {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,13 +16,13 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/config"
 )
 
-// watchTicketEvent follows spec.admission and spec.salesOpenAt of one
-// TicketEvent through an informer limited to that object (a field selector
-// on metadata.name), so the RBAC it needs is get/list/watch ticketevents in
-// the namespace. Each change is applied over base (the env/flag settings)
-// within the watch latency, well under a second. It returns once the
+// watchTicketEvent follows spec.admission, spec.salesOpenAt and
+// spec.phases of one TicketEvent through an informer limited to that object
+// (a field selector on metadata.name), so the RBAC it needs is
+// get/list/watch ticketevents in the namespace. Each change is applied over
+// base (the env/flag configuration) within the watch latency, well under a second. It returns once the
 // informer has synced, and keeps watching until ctx ends.
-func watchTicketEvent(ctx context.Context, kube *rest.Config, namespace, name string, base Settings, live *liveSettings) error {
+func watchTicketEvent(ctx context.Context, kube *rest.Config, namespace, name string, base config.Queue, live *liveSettings) error {
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return err
@@ -82,57 +81,15 @@ func watchTicketEvent(ctx context.Context, kube *rest.Config, namespace, name st
 	return nil
 }
 
-// settingsFromTicketEvent lays the TicketEvent's spec over base: fields the
-// spec leaves unset keep their env/flag values.
-func settingsFromTicketEvent(base Settings, te *v1alpha1.TicketEvent) (Settings, error) {
-	s := base
-	a := te.Spec.Admission
-	if a.MaxActive > 0 {
-		s.MaxActive = int(a.MaxActive)
+// settingsFromTicketEvent lays the TicketEvent's spec over base (the
+// env/flag configuration) with config.Queue.ApplyTicketEvent, the mapping
+// the operator renders the queue's ConfigMap with, and reads the result as
+// a start would: the live settings are what a restarted pod would get.
+// Fields the spec leaves unset keep their env/flag values.
+func settingsFromTicketEvent(base config.Queue, te *v1alpha1.TicketEvent) (Settings, error) {
+	cfg := base
+	if err := cfg.ApplyTicketEvent(te.Spec); err != nil {
+		return Settings{}, err
 	}
-	if a.RatePerSecond > 0 {
-		s.RatePerSecond = int(a.RatePerSecond)
-	}
-	if a.TickInterval != nil && a.TickInterval.Duration > 0 {
-		s.TickInterval = a.TickInterval.Duration
-	}
-	if a.TokenTTL != nil && a.TokenTTL.Duration > 0 {
-		s.TokenTTL = a.TokenTTL.Duration
-	}
-	if a.ClaimTimeout != nil && a.ClaimTimeout.Duration > 0 {
-		s.ClaimTimeout = a.ClaimTimeout.Duration
-	}
-	if a.SelectionWindow != nil && a.SelectionWindow.Duration > 0 {
-		s.SelectionWindow = a.SelectionWindow.Duration
-	}
-	if a.PreQueue != "" {
-		s.PreQueue = strings.ToLower(string(a.PreQueue))
-	}
-	s.Paused = a.Paused
-	if !te.Spec.SalesOpenAt.IsZero() {
-		s.SalesOpenAt = te.Spec.SalesOpenAt.Time
-	}
-	// The phases, their weights included, follow the spec too.
-	s.Phases = phasesFromSpec(te.Spec.Phases)
-	return s.validate()
-}
-
-// phasesFromSpec is spec.phases as the queue's configuration reads them
-// (the operator renders the same into TICKETFAIR_PHASES).
-func phasesFromSpec(src []v1alpha1.SalePhase) []config.Phase {
-	if len(src) == 0 {
-		return nil
-	}
-	out := make([]config.Phase, 0, len(src))
-	for _, p := range src {
-		ph := config.Phase{Name: p.Name, OpensAt: p.OpensAt.UTC(), Sections: p.Sections}
-		if p.MaxSeatsPerCustomer != nil {
-			ph.MaxSeatsPerCustomer = int(*p.MaxSeatsPerCustomer)
-		}
-		for _, q := range p.Queues {
-			ph.Queues = append(ph.Queues, config.PhaseQueue{Name: q.Name, Weight: int(q.Weight), Tiers: q.Tiers, AccessCode: q.AccessCode})
-		}
-		out = append(out, ph)
-	}
-	return out
+	return settingsFromConfig(cfg)
 }

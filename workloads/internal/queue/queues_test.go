@@ -469,7 +469,7 @@ func TestQueuesLiveWeights(t *testing.T) {
 	te := &v1alpha1.TicketEvent{Spec: v1alpha1.TicketEventSpec{SalesOpenAt: metav1.NewTime(at.Add(time.Minute)), Phases: []v1alpha1.SalePhase{
 		{Name: "sale", OpensAt: metav1.NewTime(at), Queues: []v1alpha1.PhaseQueue{
 			{Name: "members", Weight: 3, Tiers: []string{"member"}}, {Name: "general", Weight: 1}}}}}}
-	set, err := settingsFromTicketEvent(testSettings(), te)
+	set, err := settingsFromTicketEvent(config.Queue{Admission: testSettings().Admission}, te)
 	if err != nil || !set.SalesOpenAt.Equal(at) || len(set.Phases) != 1 || set.Phases[0].Queues[0].Weight != 3 {
 		t.Fatalf("settings %+v %v", set, err)
 	}
@@ -496,7 +496,7 @@ func TestQueuesLiveWeights(t *testing.T) {
 		t.Fatalf("3 : 1 admitted %d : %d", m, g)
 	}
 	te.Spec.Phases[0].Queues[0].Weight = 1
-	if set, err = settingsFromTicketEvent(testSettings(), te); err != nil {
+	if set, err = settingsFromTicketEvent(config.Queue{Admission: testSettings().Admission}, te); err != nil {
 		t.Fatal(err)
 	}
 	if m, g := shares(set); m != 20 || g != 20 {

@@ -160,7 +160,7 @@ func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(ne
 		if cfg.Namespace == "" {
 			return errors.New("queue: TICKETFAIR_NAMESPACE is required with TICKETFAIR_TICKETEVENT_NAME")
 		}
-		if err := watchTicketEvent(ctx, kube, cfg.Namespace, cfg.TicketEventName, base, s.live); err != nil {
+		if err := watchTicketEvent(ctx, kube, cfg.Namespace, cfg.TicketEventName, cfg, s.live); err != nil {
 			return err
 		}
 	}
