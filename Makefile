@@ -66,7 +66,7 @@ deps: ## Install the system packages the tests need (demo's with zbar-tools, red
 	hack/install-deps.sh test
 
 .PHONY: test
-test: deps envtest tools generate manifests lint ## Unit and integration tests against real Redis, PostgreSQL, Kafka protocol and kube-apiserver.
+test: deps envtest tools kafka generate manifests lint ## Unit and integration tests against real Redis, PostgreSQL, Apache Kafka, Mailpit, Chromium and kube-apiserver.
 	hack/check-clean.sh
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) TICKETFAIR_TEST_REQUIRE_SERVICES=1 go test $(GO_TEST_FLAGS) $(TEST_PKGS)
 
@@ -193,12 +193,15 @@ undeploy: kustomize ## Remove the operator from the current cluster.
 
 ##@ Tools
 
-.PHONY: controller-gen kustomize helm staticcheck mailpit tools
+.PHONY: controller-gen kustomize helm staticcheck mailpit kafka tools
 tools: controller-gen kustomize helm staticcheck mailpit ## Build every pinned tool.
 controller-gen: $(CONTROLLER_GEN)
 kustomize: $(KUSTOMIZE)
 helm: $(HELM)
 staticcheck: $(STATICCHECK)
+
+kafka: ## Fetch the pinned Apache Kafka broker (hack/kafka/pom.xml) with Maven once, into a cache outside the clone, and link it to bin/kafka.
+	hack/fetch-kafka.sh
 
 mailpit: ## Build Mailpit (the SMTP server of the ticket mail tests and the local sale) once per version and link it to bin/mailpit.
 	hack/build-mailpit.sh $(MAILPIT_VERSION)

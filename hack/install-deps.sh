@@ -7,7 +7,10 @@
 #           pg_stat_statements come with it), nginx (the cache in front of
 #           the queue) and zbar-tools (zbarimg reads the tickets' QR codes at
 #           the sale's gates, and in the QR and ticket mail tests)
-#   bench   demo's, and redis-tools (redis-benchmark, redis-cli) (make bench)
+#   bench   demo's, redis-tools (redis-benchmark, redis-cli), and a Java 17
+#           runtime and Maven, which fetch and run the Apache Kafka broker
+#           (hack/fetch-kafka.sh) (make bench, make chaos, make demo
+#           KAFKA=apache)
 #   test    the default: bench's, and redis-sentinel (Sentinel failover
 #           tests), postgresql-client-15 (psql, pg_basebackup for the standby),
 #           Chromium (the web pages' browser tests), Prometheus with
@@ -17,15 +20,15 @@
 #           image, containerd, runc, the CNI plugins, iptables, conntrack,
 #           openssl and nsenter
 #
-# usage: hack/install-deps.sh [demo|chaos|bench|test|cluster]... (chaos is demo)
+# usage: hack/install-deps.sh [demo|chaos|bench|test|cluster]... (chaos is bench)
 set -euo pipefail
 
 level=0 # the largest set asked for: 1 demo, 2 bench, 3 test, 4 cluster
 [ $# -gt 0 ] || set -- test
 for set in "$@"; do
   case "$set" in
-    demo | chaos) l=1 ;;
-    bench) l=2 ;;
+    demo) l=1 ;;
+    bench | chaos) l=2 ;;
     test) l=3 ;;
     cluster) l=4 ;;
     *)
@@ -47,6 +50,9 @@ command -v zbarimg >/dev/null 2>&1 || missing+=(zbar-tools)
 
 if [ "$level" -ge 2 ]; then
   { command -v redis-cli && command -v redis-benchmark; } >/dev/null 2>&1 || missing+=(redis-tools)
+  # the Apache Kafka broker: Maven fetches it, Java runs it
+  command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+  command -v mvn >/dev/null 2>&1 || missing+=(maven)
 fi
 
 if [ "$level" -ge 3 ]; then

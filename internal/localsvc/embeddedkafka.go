@@ -10,17 +10,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
-// Kafka is an in-process cluster that speaks the Kafka wire protocol.
-type Kafka struct {
+// EmbeddedKafka is an in-process imitation of a Kafka cluster (kfake) that
+// speaks the wire protocol: the default broker of `make demo`, which needs
+// no Java. Tests use Apache Kafka (apachekafka.go).
+type EmbeddedKafka struct {
 	Cluster *kfake.Cluster
 	Brokers []string
 }
 
-// StartKafka starts an in-process Kafka-protocol cluster on loopback with
+// StartEmbeddedKafka starts an in-process Kafka-protocol cluster on loopback with
 // the given topics created (3 partitions each). port 0 picks a free port;
 // a non-empty dataDir keeps the log on disk so a restarted cluster on the
 // same port and directory has the same data.
-func StartKafka(port int, dataDir string, topics ...string) (*Kafka, error) {
+func StartEmbeddedKafka(port int, dataDir string, topics ...string) (*EmbeddedKafka, error) {
 	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.DefaultNumPartitions(3)}
 	if port != 0 {
 		opts = append(opts, kfake.Ports(port))
@@ -32,7 +34,7 @@ func StartKafka(port int, dataDir string, topics ...string) (*Kafka, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start kafka-protocol cluster: %w", err)
 	}
-	k := &Kafka{Cluster: c, Brokers: c.ListenAddrs()}
+	k := &EmbeddedKafka{Cluster: c, Brokers: c.ListenAddrs()}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := kafkatopics.Create(ctx, config.Kafka{Brokers: k.Brokers}, topics...); err != nil {
@@ -43,7 +45,7 @@ func StartKafka(port int, dataDir string, topics ...string) (*Kafka, error) {
 }
 
 // Stop closes the cluster.
-func (k *Kafka) Stop() {
+func (k *EmbeddedKafka) Stop() {
 	if k != nil && k.Cluster != nil {
 		k.Cluster.Close()
 	}

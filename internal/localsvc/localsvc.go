@@ -1,4 +1,5 @@
-// Package localsvc starts throwaway Redis, PostgreSQL and Kafka-protocol
+// Package localsvc starts throwaway Redis, PostgreSQL, Apache Kafka (or the
+// embedded Kafka-protocol imitation), Mailpit and nginx
 // servers on free loopback ports, for tests and for the local sale. Each
 // server lives in its own temporary directory and dies with the process that
 // started it.

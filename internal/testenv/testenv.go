@@ -1,5 +1,5 @@
-// Package testenv gives tests real servers: Redis, PostgreSQL, a
-// Kafka-protocol broker and a Kubernetes API server (envtest). Servers are
+// Package testenv gives tests real servers: Redis, PostgreSQL, an
+// Apache Kafka broker (KRaft) and a Kubernetes API server (envtest). Servers are
 // taken from TICKETFAIR_TEST_REDIS_URL, TICKETFAIR_TEST_DATABASE_URL and
 // TICKETFAIR_TEST_KAFKA_BROKERS when set, else started once per test binary.
 // Every test gets isolated state: its own Redis database, its own PostgreSQL
@@ -176,27 +176,6 @@ func replaceDatabase(url, old, name string) string {
 	return strings.TrimSuffix(url, "/") + "/" + name + q
 }
 
-// KafkaBrokers returns brokers of a Kafka-protocol cluster with the topics
-// created. Without TICKETFAIR_TEST_KAFKA_BROKERS each call starts a new
-// in-process cluster that is closed when the test ends.
-func KafkaBrokers(t testing.TB, topics ...string) []string {
-	t.Helper()
-	if env := os.Getenv("TICKETFAIR_TEST_KAFKA_BROKERS"); env != "" {
-		brokers := strings.Split(env, ",")
-		if err := CreateTopics(brokers, topics...); err != nil {
-			unavailable(t, "kafka", err)
-		}
-		return brokers
-	}
-	k, err := localsvc.StartKafka(0, "", topics...)
-	if err != nil {
-		unavailable(t, "kafka-protocol broker", err)
-		return nil
-	}
-	t.Cleanup(k.Stop)
-	return k.Brokers
-}
-
 // ModuleRoot finds the directory holding go.mod, walking up from the
 // working directory.
 func ModuleRoot() (string, error) { return localsvc.ModuleRoot() }
@@ -244,27 +223,3 @@ func Nginx(t testing.TB, origin string) string {
 	return ng.URL
 }
 
-// RestartableKafka starts a Kafka-protocol broker that keeps its log on
-// disk, for tests of a broker outage: the test stops it (k.Stop) and calls
-// restart to start it again on the same port with the same log.
-func RestartableKafka(t testing.TB, topics ...string) (k *localsvc.Kafka, restart func() *localsvc.Kafka) {
-	t.Helper()
-	port, err := localsvc.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if k, err = localsvc.StartKafka(port, dir, topics...); err != nil {
-		unavailable(t, "the kafka-protocol broker", err)
-	}
-	t.Cleanup(func() { k.Stop() })
-	return k, func() *localsvc.Kafka {
-		t.Helper()
-		k, err := localsvc.StartKafka(port, dir)
-		if err != nil {
-			t.Fatalf("restart the broker on port %d: %v", port, err)
-		}
-		t.Cleanup(func() { k.Stop() })
-		return k
-	}
-}

@@ -335,7 +335,7 @@ func (s *sale) startServers(ctx context.Context) error {
 			// A broker outage restarts it with its log.
 			dataDir = filepath.Join(s.dir, "kafka")
 		}
-		k, err := localsvc.StartKafka(0, dataDir, events.TopicTicketIssued, events.TopicRefundRequested)
+		k, err := localsvc.StartEmbeddedKafka(0, dataDir, events.TopicTicketIssued, events.TopicRefundRequested)
 		if err != nil {
 			return err
 		}

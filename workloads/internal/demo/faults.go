@@ -33,7 +33,7 @@ type faultState struct {
 	redis    *localsvc.Server
 	sentinel *localsvc.RedisSentinel // with --redis-mode sentinel
 	pg       *localsvc.Server
-	kafka    *localsvc.Kafka
+	kafka    *localsvc.EmbeddedKafka
 	kafkaDir string
 	proxies  map[string]*faultproxy.Proxy
 	// admitLogs holds the admission log of each Redis lifetime that ended
@@ -60,7 +60,7 @@ func (f *faultState) postgresServer() *localsvc.Server {
 	return f.pg
 }
 
-func (f *faultState) kafkaBroker() *localsvc.Kafka {
+func (f *faultState) kafkaBroker() *localsvc.EmbeddedKafka {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.kafka
@@ -425,9 +425,9 @@ func (s *sale) StartBroker(ctx context.Context) error {
 		return err
 	}
 	p, _ := strconv.Atoi(port)
-	var k *localsvc.Kafka
+	var k *localsvc.EmbeddedKafka
 	for range 50 { // the old listener may take a moment to release the port
-		if k, err = localsvc.StartKafka(p, s.faults.kafkaDir, events.TopicTicketIssued, events.TopicRefundRequested); err == nil {
+		if k, err = localsvc.StartEmbeddedKafka(p, s.faults.kafkaDir, events.TopicTicketIssued, events.TopicRefundRequested); err == nil {
 			break
 		}
 		if serr := sleep(ctx, 200*time.Millisecond); serr != nil {

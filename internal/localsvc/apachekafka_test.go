@@ -1,0 +1,48 @@
+package localsvc
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+)
+
+// A 3-node KRaft cluster elects new partition leaders when a node is
+// killed, and takes the node back after a restart.
+func TestApacheKafkaClusterSurvivesAKilledNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	k, err := StartApacheKafka(ctx, ApacheKafkaConfig{Nodes: 3, Topics: []string{"t"}})
+	if errors.Is(err, ErrMissing) && os.Getenv("CI") != "true" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop()
+	before, err := k.Leaders(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := before[0]
+	k.Kill(victim)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		after, err := k.Leaders(ctx, "t")
+		if err == nil && after[0] != victim && after[0] >= 0 {
+			t.Logf("partition 0 moved from node %d to node %d", victim+1, after[0]+1)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("partition 0 still led by killed node %d: %v %v\n%s", victim+1, after, err, k.Logs())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := k.Restart(ctx, victim); err != nil {
+		t.Fatal(err)
+	}
+	if !k.Running(victim) {
+		t.Fatal("restarted node not running")
+	}
+}
