@@ -12,14 +12,14 @@ import (
 // The broker is down for more than 10 s while 1,000 orders confirm: nothing
 // is marked while it is down, and once it is back (same port, same data
 // directory) every event is delivered and marked, none lost, keys in order.
-// It also shows the restarted in-process broker kept the messages it had
+// It also shows the restarted broker kept the messages it had
 // acknowledged before the stop.
 func TestBrokerDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes 10+ s of broker downtime")
 	}
 	url, pool := newDB(t)
-	k, restart := testenv.RestartableKafka(t, events.TopicTicketIssued)
+	k := testenv.RestartableKafka(t, events.TopicTicketIssued)
 	cfg := testConfig(url, k.Brokers)
 	cfg.BackoffMax = time.Second
 	_, stop := startRun(t, cfg)
@@ -28,7 +28,7 @@ func TestBrokerDown(t *testing.T) {
 	insertConcurrently(t, pool, keys, 1, 4, 0) // one row per key
 	testenv.WaitFor(t, 30*time.Second, "rows before the outage marked", func() bool { return count(t, pool, "published_at IS NOT NULL") == before })
 
-	k.Stop()
+	k.Kill(0) // as a crashed broker machine
 	down := time.Now()
 	// 1,000 orders confirm during the outage, spread over it.
 	done := make(chan struct{})
@@ -47,7 +47,9 @@ func TestBrokerDown(t *testing.T) {
 		t.Fatalf("%d rows waiting after the outage, want 1000", n)
 	}
 
-	k = restart()
+	if err := k.Restart(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
 	testenv.WaitFor(t, 60*time.Second, "all rows marked after the outage", func() bool { return count(t, pool, "published_at IS NULL") == 0 })
 	if err := stop(); err != nil {
 		t.Fatal(err)

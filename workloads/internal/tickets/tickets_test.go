@@ -633,14 +633,14 @@ func TestConsumerRidesOutBrokerOutage(t *testing.T) {
 		t.Skip("takes 8 s of broker downtime")
 	}
 	url, pool := newDB(t)
-	k, restart := testenv.RestartableKafka(t, events.TopicTicketIssued)
+	k := testenv.RestartableKafka(t, events.TopicTicketIssued)
 	for i := range 5 {
 		produce(t, k.Brokers, int64(i+1), order(i, 1))
 	}
 	s := startRun(t, testConfig(t, url, k.Brokers))
 	testenv.WaitFor(t, 60*time.Second, "the first orders ticketed", func() bool { return results(t, s.base)["issued"] == 5 })
 
-	k.Stop()
+	k.Kill(0) // as a crashed broker machine
 	for down := time.Now(); time.Since(down) < 8*time.Second; time.Sleep(250 * time.Millisecond) {
 		select {
 		case <-s.done:
@@ -655,7 +655,9 @@ func TestConsumerRidesOutBrokerOutage(t *testing.T) {
 		t.Fatal("no fetch error metric")
 	}
 
-	k = restart()
+	if err := k.Restart(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
 	for i := 5; i < 10; i++ {
 		produce(t, k.Brokers, int64(i+1), order(i, 1))
 	}
