@@ -222,4 +222,3 @@ func Nginx(t testing.TB, origin string) string {
 	t.Cleanup(func() { _ = ng.Stop() })
 	return ng.URL
 }
-
