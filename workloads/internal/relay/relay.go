@@ -66,8 +66,10 @@ type Relay struct {
 	afterAck func(ids []int64) error
 }
 
-// New builds a relay on pool; reg receives its metrics.
-func New(cfg config.Relay, pool *pgxpool.Pool, reg prometheus.Registerer) *Relay {
+// New builds a relay on pool; reg receives its metrics. It fails on Kafka
+// TLS or SASL settings that cannot make a transport (a PEM that does not
+// parse, an unknown mechanism).
+func New(cfg config.Relay, pool *pgxpool.Pool, reg prometheus.Registerer) (*Relay, error) {
 	// Settings left unset take the defaults of their config tags.
 	def := config.DefaultsOf[config.Relay]()
 	if cfg.BatchSize <= 0 {
@@ -88,10 +90,9 @@ func New(cfg config.Relay, pool *pgxpool.Pool, reg prometheus.Registerer) *Relay
 	if cfg.PruneInterval <= 0 {
 		cfg.PruneInterval = def.PruneInterval
 	}
-	// Run checked the Kafka settings (kafkaconn.Check) before New.
 	transport, err := kafkaconn.Transport(cfg.Kafka)
 	if err != nil {
-		slog.Error("relay: kafka settings", "err", err)
+		return nil, fmt.Errorf("relay: kafka settings: %w", err)
 	}
 	r := &Relay{
 		cfg:  cfg,
@@ -122,7 +123,7 @@ func New(cfg config.Relay, pool *pgxpool.Pool, reg prometheus.Registerer) *Relay
 		log: slog.Default().With("component", "relay"),
 	}
 	r.m = newMetrics(reg, pool, &r.leader)
-	return r
+	return r, nil
 }
 
 // Leader reports whether this replica currently holds the outbox lock.
@@ -400,7 +401,10 @@ func Run(ctx context.Context, cfg config.Relay, ready func(net.Addr)) error {
 		}
 	}
 	reg := prometheus.NewRegistry()
-	r := New(cfg, pool, reg)
+	r, err := New(cfg, pool, reg)
+	if err != nil {
+		return err
+	}
 	defer r.Close()
 
 	// The relay loop's error ends the service (Kubernetes restarts it).

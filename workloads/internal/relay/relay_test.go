@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ticketfair/ticketfair/internal/testenv"
+	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi/httpapitest"
 )
@@ -122,7 +123,11 @@ func TestTwoRelays(t *testing.T) {
 	var stops [2]context.CancelFunc
 	var wg sync.WaitGroup
 	for i := range relays {
-		relays[i] = New(cfg, pool, prometheus.NewRegistry())
+		r, err := New(cfg, pool, prometheus.NewRegistry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		relays[i] = r
 		ctx, cancel := context.WithCancel(context.Background())
 		stops[i] = cancel
 		wg.Add(1)
@@ -188,7 +193,10 @@ func TestRelayKilledBetweenAckAndMark(t *testing.T) {
 	const orders = 200
 	insertConcurrently(t, pool, orders, 1, 4, 0)
 
-	r1 := New(cfg, pool, prometheus.NewRegistry())
+	r1, err := New(cfg, pool, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer r1.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -345,4 +353,15 @@ func TestRelaySessionKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAllDelivered(t, brokers, keys*perKey)
+}
+
+// New refuses Kafka TLS settings it cannot build a transport from, instead
+// of logging them and dialing without TLS.
+func TestNewRefusesBadKafkaSettings(t *testing.T) {
+	var cfg config.Relay
+	cfg.Brokers, cfg.KafkaTLS, cfg.KafkaTLSCA = []string{"127.0.0.1:1"}, true, "not a PEM certificate"
+	r, err := New(cfg, nil, prometheus.NewRegistry())
+	if err == nil || !strings.Contains(err.Error(), "kafka settings") {
+		t.Fatalf("New = %v, %v; want a kafka settings error", r, err)
+	}
 }
