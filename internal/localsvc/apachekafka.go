@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
@@ -247,11 +249,15 @@ func (k *ApacheKafka) configure() error {
 			"log.flush.interval.messages=1",
 		}
 		if c.CertPEM != "" {
-			pem := filepath.Join(filepath.Dir(n.props), "broker.pem")
-			if err := os.WriteFile(pem, []byte(c.KeyPEM+"\n"+c.CertPEM), 0o600); err != nil {
+			key, err := pkcs8PEM(c.KeyPEM)
+			if err != nil {
 				return err
 			}
-			props = append(props, "ssl.keystore.type=PEM", "ssl.keystore.location="+pem)
+			pemFile := filepath.Join(filepath.Dir(n.props), "broker.pem")
+			if err := os.WriteFile(pemFile, []byte(key+c.CertPEM), 0o600); err != nil {
+				return err
+			}
+			props = append(props, "ssl.keystore.type=PEM", "ssl.keystore.location="+pemFile)
 			if c.CAPEM != "" {
 				ca := filepath.Join(filepath.Dir(n.props), "ca.pem")
 				if err := os.WriteFile(ca, []byte(c.CAPEM), 0o600); err != nil {
@@ -277,6 +283,35 @@ func (k *ApacheKafka) configure() error {
 		}
 	}
 	return os.WriteFile(filepath.Join(k.dir, "log4j2.properties"), []byte(kafkaLog4j), 0o644)
+}
+
+// pkcs8PEM re-encodes a SEC1 (EC) or PKCS#1 (RSA) private key as PKCS#8,
+// the only form a PEM keystore of the broker reads.
+func pkcs8PEM(keyPEM string) (string, error) {
+	b, _ := pem.Decode([]byte(keyPEM))
+	if b == nil {
+		return "", errors.New("kafka TLS key: no PEM block")
+	}
+	var key any
+	var err error
+	switch b.Type {
+	case "PRIVATE KEY":
+		return string(pem.EncodeToMemory(b)), nil
+	case "EC PRIVATE KEY":
+		key, err = x509.ParseECPrivateKey(b.Bytes)
+	case "RSA PRIVATE KEY":
+		key, err = x509.ParsePKCS1PrivateKey(b.Bytes)
+	default:
+		return "", fmt.Errorf("kafka TLS key: unsupported PEM block %q", b.Type)
+	}
+	if err != nil {
+		return "", fmt.Errorf("kafka TLS key: %w", err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return "", err
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})), nil
 }
 
 // The broker logs warnings and its start/stop lines only: a full INFO log

@@ -2,14 +2,13 @@ package kafkaconn_test
 
 import (
 	"context"
-	"crypto/tls"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/ticketfair/ticketfair/internal/localsvc"
 	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/kafkaconn"
@@ -19,28 +18,29 @@ import (
 
 const topic = "ticket-issued"
 
-// secureCluster is a Kafka-protocol cluster that speaks only TLS and
-// accepts only SASL users of each mechanism.
+// secureCluster is an Apache Kafka broker whose client listener speaks
+// only TLS and accepts only SASL users of each mechanism (PLAIN from the
+// listener's JAAS config, SCRAM users created when its storage is
+// formatted).
 func secureCluster(t *testing.T) (config.Kafka, testenv.Certs) {
 	t.Helper()
 	certs := testenv.NewCerts(t)
-	cert, err := tls.X509KeyPair([]byte(certs.ServerCert), []byte(certs.ServerKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, topic),
-		kfake.TLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}),
-		kfake.EnableSASL(),
-		kfake.Superuser("PLAIN", "plain-user", "plain-pass"),
-		kfake.Superuser("SCRAM-SHA-256", "scram256-user", "scram256-pass"),
-		kfake.Superuser("SCRAM-SHA-512", "scram512-user", "scram512-pass"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	k := testenv.ApacheKafka(t, localsvc.ApacheKafkaConfig{
+		Topics:  []string{topic},
+		CertPEM: certs.ServerCert, KeyPEM: certs.ServerKey,
+		SCRAMUsers: []localsvc.KafkaSCRAMUser{
+			{Mechanism: "SCRAM-SHA-256", Name: "scram256-user", Password: "scram256-pass"},
+			{Mechanism: "SCRAM-SHA-512", Name: "scram512-user", Password: "scram512-pass"},
+		},
+		Settings: []string{
+			"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+			`listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_plain-user="plain-pass";`,
+			`listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_plain-user="plain-pass";`,
+		},
+	})
 	var cfg config.Kafka
 	_ = config.LoadFrom(nil, nil, func(string) (string, bool) { return "", false }, &cfg)
-	cfg.Brokers = c.ListenAddrs()
+	cfg.Brokers = k.SASLTLSBrokers
 	cfg.KafkaTLS, cfg.KafkaTLSCA = true, certs.CA
 	return cfg, certs
 }
