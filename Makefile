@@ -78,12 +78,16 @@ envtest: ## Link the envtest assets (etcd, kube-apiserver) into bin/envtest; bui
 ##@ Local sale
 
 DEMO_ARGS ?=
+# KAFKA=apache runs the sale on Apache Kafka (KRaft, fetched once with Maven)
+# instead of the embedded Kafka-protocol broker.
+KAFKA ?= embedded
 .PHONY: demo
-demo: mailpit ## Run a local sale end to end on this machine (pass flags with DEMO_ARGS="--customers 2000000 ..."); installs redis-server, postgresql-15, nginx, zbar-tools and builds Mailpit.
-	hack/install-deps.sh demo
+demo: mailpit ## Run a local sale end to end on this machine (pass flags with DEMO_ARGS="--customers 2000000 ...", KAFKA=apache for Apache Kafka); installs redis-server, postgresql-15, nginx, zbar-tools and builds Mailpit.
+	hack/install-deps.sh $(if $(filter apache,$(KAFKA)),bench,demo)
+	$(if $(filter apache,$(KAFKA)),hack/fetch-kafka.sh >/dev/null)
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair-dev ./workloads/cmd/ticketfair-dev
-	$(LOCALBIN)/ticketfair-dev demo $(DEMO_ARGS)
+	$(LOCALBIN)/ticketfair-dev demo --kafka $(KAFKA) $(DEMO_ARGS)
 
 CHAOS_PLAN ?= default
 CHAOS_ARGS ?= --customers 50000 --seats 10000 --max-active 500 --admit-rate 35 --hold-ttl 20s --profile joinwindow=150s

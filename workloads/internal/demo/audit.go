@@ -115,7 +115,7 @@ func (s *sale) audit(ctx context.Context, res *loadtest.Result, before, after ma
 	if err != nil {
 		return nil, err
 	}
-	rep.Customers = s.o.Customers
+	rep.Customers, rep.Broker = s.o.Customers, s.broker
 	rep.PeakMemoryBytes = map[string]int64{}
 	for n, p := range s.procs {
 		rep.PeakMemoryBytes[n] = p.peakRSS()

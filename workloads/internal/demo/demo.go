@@ -92,7 +92,17 @@ type Options struct {
 	// Door mails the tickets through a real SMTP server (Mailpit) and
 	// scans buyers at the gates after the sale (door.go).
 	Door bool
+	// Kafka is the broker the sale starts without KafkaBrokers: KafkaEmbedded
+	// (the in-process kfake imitation, no Java) or KafkaApache (Apache
+	// Kafka in KRaft mode, a host process from bin/kafka).
+	Kafka string
 }
+
+// The brokers a sale can start.
+const (
+	KafkaEmbedded = "embedded"
+	KafkaApache   = "apache"
+)
 
 // DefaultOptions finish in about two minutes on a 2-core machine.
 func DefaultOptions() Options {
@@ -100,7 +110,7 @@ func DefaultOptions() Options {
 		Customers: 100000, Seats: 5000, MaxActive: 2000, AdmitRate: 500,
 		OpensIn: 8 * time.Second, HoldTTL: 20 * time.Second, EventID: 1,
 		Phases: true, PresaleFor: 2 * time.Second, Members: 0.1, CodeHolders: 0.02, CrowdNice: DefaultCrowdNice,
-		Deadline: 20 * time.Minute, Seed: uint64(time.Now().UnixNano()), Out: os.Stdout, Door: true,
+		Deadline: 20 * time.Minute, Seed: uint64(time.Now().UnixNano()), Out: os.Stdout, Door: true, Kafka: KafkaEmbedded,
 	}
 }
 
@@ -155,6 +165,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if o.Faults != nil && (o.RedisURL != "" || o.DatabaseURL != "" || len(o.KafkaBrokers) > 0) {
 		return nil, errors.New("a fault plan restarts the sale's own servers: it cannot run with --redis-url, --database-url or --kafka-brokers")
+	}
+	if o.Kafka == "" {
+		o.Kafka = KafkaEmbedded
+	}
+	if o.Kafka != KafkaEmbedded && o.Kafka != KafkaApache {
+		return nil, fmt.Errorf("kafka %q: %s or %s", o.Kafka, KafkaEmbedded, KafkaApache)
 	}
 	if o.Faults != nil && o.Faults.NeedsSentinel() && o.RedisMode != "sentinel" {
 		return nil, errors.New("redis-failover kills a Sentinel set-up's master: run it with --redis-mode sentinel")
@@ -223,6 +239,7 @@ type sale struct {
 	redis   string
 	db      string
 	brokers []string
+	broker  string // which broker the sale started, for the report
 	open    time.Time
 	seating string
 	seats   int
@@ -329,6 +346,23 @@ func (s *sale) startServers(ctx context.Context) error {
 		s.logf("mailbox     %s  (Mailpit: the buyers' ticket mails; SMTP %s)", m.APIURL, m.SMTPAddr())
 	}
 	s.brokers = s.o.KafkaBrokers
+	if len(s.brokers) > 0 {
+		s.broker = "the brokers given (--kafka-brokers)"
+	}
+	if len(s.brokers) == 0 && s.o.Kafka == KafkaApache {
+		k, err := localsvc.StartApacheKafka(ctx, localsvc.ApacheKafkaConfig{
+			Topics: []string{events.TopicTicketIssued, events.TopicRefundRequested},
+			Dir:    filepath.Join(s.dir, "kafka"),
+		})
+		if err != nil {
+			return err
+		}
+		s.faults.apache = k
+		s.stops = append(s.stops, k.Stop)
+		s.brokers = k.Brokers
+		s.broker = fmt.Sprintf("Apache Kafka %s (KRaft, host process)", localsvc.KafkaVersion)
+		s.logf("kafka       %s (%s)", strings.Join(k.Brokers, ","), s.broker)
+	}
 	if len(s.brokers) == 0 {
 		dataDir := ""
 		if s.o.Faults != nil {
@@ -342,6 +376,7 @@ func (s *sale) startServers(ctx context.Context) error {
 		s.faults.kafka, s.faults.kafkaDir = k, dataDir
 		s.stops = append(s.stops, func() { s.faults.kafkaBroker().Stop() })
 		s.brokers = k.Brokers
+		s.broker = "embedded Kafka-protocol broker (kfake)"
 		s.logf("kafka proto %s (embedded)", strings.Join(k.Brokers, ","))
 	}
 	return nil

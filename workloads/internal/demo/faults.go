@@ -35,6 +35,7 @@ type faultState struct {
 	pg       *localsvc.Server
 	kafka    *localsvc.EmbeddedKafka
 	kafkaDir string
+	apache   *localsvc.ApacheKafka // with Options.Kafka apache, instead of kafka
 	proxies  map[string]*faultproxy.Proxy
 	// admitLogs holds the admission log of each Redis lifetime that ended
 	// without persistence, read just before the shutdown.
@@ -410,6 +411,10 @@ func (s *sale) RestartPostgres(ctx context.Context) error {
 
 // StopBroker implements chaos.Target.
 func (s *sale) StopBroker() error {
+	if a := s.faults.apache; a != nil {
+		a.Kill(0) // as a crashed broker machine; its log stays
+		return nil
+	}
 	k := s.faults.kafkaBroker()
 	if k == nil {
 		return errors.New("the broker is not this sale's own")
@@ -420,6 +425,9 @@ func (s *sale) StopBroker() error {
 
 // StartBroker implements chaos.Target: the same port, the same log.
 func (s *sale) StartBroker(ctx context.Context) error {
+	if a := s.faults.apache; a != nil {
+		return a.Restart(ctx, 0)
+	}
 	_, port, err := net.SplitHostPort(s.brokers[0])
 	if err != nil {
 		return err

@@ -31,6 +31,8 @@ type Report struct {
 	Customers int   `json:"customers"`
 	Seats     int   `json:"seats"`
 	MaxActive int   `json:"maxActive"`
+	// Broker says which Kafka broker carried the sale's orders.
+	Broker string `json:"broker,omitempty"`
 
 	SeatsSold            int64        `json:"seatsSold"`
 	OrdersPaid           int64        `json:"ordersPaid"`
@@ -198,6 +200,9 @@ func (r *Report) check() {
 func (r *Report) Print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "\nSALE REPORT\tevent %d, %d customers, %d seats, MAX_ACTIVE %d\n", r.EventID, r.Customers, r.Seats, r.MaxActive)
+	if r.Broker != "" {
+		fmt.Fprintf(tw, "kafka\t%s\n", r.Broker)
+	}
 	fmt.Fprintf(tw, "seats sold\t%d\n", r.SeatsSold)
 	fmt.Fprintf(tw, "orders paid / expired / refund / pending\t%d / %d / %d / %d\n", r.OrdersPaid, r.OrdersExpired, r.OrdersRefundRequired, r.OrdersPending)
 	fmt.Fprintf(tw, "tickets issued\t%d\n", r.TicketsIssued)
