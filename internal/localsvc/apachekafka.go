@@ -412,9 +412,6 @@ func (k *ApacheKafka) startNode(n *kafkaNode) error {
 	return nil
 }
 
-// Node i (0-based) of the cluster: its PLAINTEXT address.
-func (k *ApacheKafka) Node(i int) string { return k.Brokers[i] }
-
 // NodeCount is the number of nodes.
 func (k *ApacheKafka) NodeCount() int { return len(k.nodes) }
 
