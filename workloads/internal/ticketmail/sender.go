@@ -38,6 +38,10 @@ const (
 	// smtpTimeout bounds each SMTP exchange, so a hung server fails the
 	// attempt instead of blocking the worker.
 	smtpTimeout = 30 * time.Second
+	// markSentFor bounds the retries that record an accepted mail: a
+	// quarter of the lease, so the record lands before another worker may
+	// claim the mail again.
+	markSentFor = lease / 4
 )
 
 // Sender sends the enqueued mails.
@@ -283,9 +287,26 @@ func (w *worker) send(ctx context.Context, j *job) {
 		return
 	}
 	w.s.sent.Inc()
-	if merr := w.s.markSent(rctx, j); merr != nil {
-		// The lease ends and the mail goes again, with the same Message-ID.
-		w.log.Error("mark ticket mail sent", "key", j.Key, "err", merr)
+	w.s.markSentRetrying(ctx, j)
+}
+
+// markSentRetrying records an accepted mail, retrying while the database
+// is away (a restart, a failover): an unrecorded mail goes again when its
+// lease ends, so the buyer would get it twice. It gives up well before the
+// lease ends, which is then the only way a mail goes twice.
+func (s *Sender) markSentRetrying(ctx context.Context, j *job) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markSentFor)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		err := s.markSent(rctx, j)
+		if err == nil {
+			return
+		}
+		if rctx.Err() != nil || retry.Sleep(rctx, retry.Backoff(attempt, 50*time.Millisecond, 2*time.Second)) != nil {
+			// The lease ends and the mail goes again, with the same Message-ID.
+			s.log.Error("mark ticket mail sent", "key", j.Key, "attempts", attempt+1, "err", err)
+			return
+		}
 	}
 }
 
