@@ -92,15 +92,17 @@ demo: mailpit ## Run a local sale end to end on this machine (pass flags with DE
 CHAOS_PLAN ?= default
 CHAOS_ARGS ?= --customers 50000 --seats 10000 --max-active 500 --admit-rate 35 --hold-ttl 20s --profile joinwindow=150s
 .PHONY: chaos
-chaos: mailpit ## A local sale under a fault plan (CHAOS_PLAN=default|small|<file>): kills, store restarts, broker outage, network faults; audited.
+chaos: mailpit ## A local sale under a fault plan (CHAOS_PLAN=default|small|<file>) on a three-node Apache Kafka cluster: kills, store restarts, broker outages (all nodes, one node), network faults; audited.
 	hack/install-deps.sh chaos
+	hack/fetch-kafka.sh >/dev/null
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair-dev ./workloads/cmd/ticketfair-dev
-	$(LOCALBIN)/ticketfair-dev demo --faults $(CHAOS_PLAN) $(CHAOS_ARGS)
+	$(LOCALBIN)/ticketfair-dev demo --faults $(CHAOS_PLAN) --kafka apache --kafka-nodes 3 $(CHAOS_ARGS)
 
 .PHONY: bench
-bench: mailpit ## Measure joins/s, polls/s, holds/s, check-ins/s and mails/s against redis-benchmark, pgbench and a plain Go handler in one run; writes docs/bench-results.md.
+bench: mailpit ## Measure joins/s, polls/s, holds/s, check-ins/s, mails/s and relay publish/s against redis-benchmark, pgbench, a plain Go handler and kafka-producer-perf-test in one run; writes docs/bench-results.md.
 	hack/install-deps.sh bench
+	hack/fetch-kafka.sh >/dev/null
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair ./workloads/cmd/ticketfair
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/ticketfair-dev ./workloads/cmd/ticketfair-dev
 	$(LOCALBIN)/ticketfair-dev bench --out docs/bench-results.md $(BENCH_ARGS)

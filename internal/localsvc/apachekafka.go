@@ -328,7 +328,29 @@ logger.server.level = INFO
 `
 
 func (k *ApacheKafka) java(args ...string) *exec.Cmd {
-	base := []string{
+	return exec.Command("java", append(k.jvmArgs(), args...)...)
+}
+
+// Tool returns a command that runs a main class of the Kafka jars (a
+// command-line tool, e.g. org.apache.kafka.tools.ProducerPerformance, what
+// kafka-producer-perf-test.sh runs) with the JVM settings Kafka's own
+// scripts give it (kafka-run-class.sh's defaults, a 512 MiB heap), not the
+// brokers' trimmed ones: a baseline runs as shipped. It is killed when ctx
+// ends, or when this process dies.
+func (k *ApacheKafka) Tool(ctx context.Context, class string, args ...string) *exec.Cmd {
+	jvm := []string{
+		"-Xmx512m", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
+		"-XX:+ExplicitGCInvokesConcurrent", "-XX:MaxInlineLevel=15", "-Djava.awt.headless=true",
+		"-Dlog4j2.configurationFile=" + filepath.Join(k.dir, "log4j2.properties"),
+		"-cp", filepath.Join(k.home, "libs", "*"),
+	}
+	cmd := exec.CommandContext(ctx, "java", append(append(jvm, class), args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+func (k *ApacheKafka) jvmArgs() []string {
+	return []string{
 		fmt.Sprintf("-Xms%dm", k.cfg.HeapMB/2), fmt.Sprintf("-Xmx%dm", k.cfg.HeapMB),
 		"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError",
 		// Two cores: no JIT or GC threads beyond them, and a quick start.
@@ -337,7 +359,6 @@ func (k *ApacheKafka) java(args ...string) *exec.Cmd {
 		"-Dlog4j2.configurationFile=" + filepath.Join(k.dir, "log4j2.properties"),
 		"-cp", filepath.Join(k.home, "libs", "*"),
 	}
-	return exec.Command("java", append(base, args...)...)
 }
 
 // clusterID is the cluster's id in storage: 16 random bytes, base64url.
@@ -446,6 +467,22 @@ func (k *ApacheKafka) StopNode(i int) {
 func (k *ApacheKafka) Restart(ctx context.Context, i int) error {
 	if err := k.startNode(k.nodes[i]); err != nil {
 		return err
+	}
+	return k.WaitReady(ctx)
+}
+
+// RestartAll starts every stopped or killed node again, then waits once
+// for all of them: a KRaft quorum whose voters are all down has no
+// controller until a majority is back, so nodes cannot be restarted and
+// awaited one at a time.
+func (k *ApacheKafka) RestartAll(ctx context.Context) error {
+	for i, n := range k.nodes {
+		if k.Running(i) {
+			continue
+		}
+		if err := k.startNode(n); err != nil {
+			return err
+		}
 	}
 	return k.WaitReady(ctx)
 }

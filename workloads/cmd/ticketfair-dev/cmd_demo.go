@@ -40,6 +40,7 @@ func runDemo(ctx context.Context, args []string) error {
 	fs.StringVar(&o.Binary, "workloads-binary", "", "the ticketfair service binary the workloads run from (default: ticketfair next to this binary, else on PATH)")
 	brokers := fs.String("kafka-brokers", "", "use these Kafka brokers instead of starting one")
 	fs.StringVar(&o.Kafka, "kafka", o.Kafka, "the broker the sale starts: embedded (an in-process Kafka-protocol imitation, no Java) or apache (Apache Kafka in KRaft mode from bin/kafka: make kafka)")
+	fs.IntVar(&o.KafkaNodes, "kafka-nodes", o.KafkaNodes, "with --kafka apache: the cluster's nodes (3: three replicas, min.insync.replicas 2, so a fault plan can kill one)")
 	fs.DurationVar(&o.Deadline, "deadline", o.Deadline, "give up after this long")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "random seed of the crowd")
 	fs.BoolVar(&o.Door, "door", o.Door, "mail the tickets through a local SMTP server (Mailpit, from bin/mailpit) and scan buyers at four gates after the sale, from their QR images (zbarimg); the audit checks both")

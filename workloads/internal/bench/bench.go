@@ -3,7 +3,9 @@
 // join script, pgbench running the hold's conditional UPDATE on a
 // 50,000-seat table and booking's own hold_seats, and a plain Go HTTP
 // handler, each next to ticketfair's joins/s, polls/s and holds/s under
-// the same closed-loop load generator.
+// the same closed-loop load generator; and Apache Kafka's own
+// kafka-producer-perf-test next to the relay's publishes/s on the same
+// broker.
 package bench
 
 import (
@@ -250,6 +252,12 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Last: its broker runs for this section alone, after every other
+	// measurement.
+	rel, err := measureRelay(ctx, pg.URL, dir, logf)
+	if err != nil {
+		return nil, err
+	}
 
 	// A rate of failing calls measures nothing.
 	for name, m := range map[string]measurement{"plain handler": plain, "joins, one call each": joinsOne, "joins": joins,
@@ -273,12 +281,13 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		{What: "(reference only)", Baseline: "redis-benchmark ZPOPMIN 100, members/s", BaselineRPS: zpopRPS * 100},
 	}
 	rows = append(rows, door.rows(plain.PerSecond)...)
+	rows = append(rows, rel.row())
 	cpuLine := fmt.Sprintf("\nRedis CPU per 100,000 joins (INFO cpu, user+sys, less %.2f s of idle background per %s): %.2f s coalesced (%d joins, %.1f per script call) vs %.2f s with one script call per join (%d joins): %.2fx\n",
 		background.cpu, o.Duration, cpuBatched, joins.Ops, float64(joins.Ops)/float64(max(batched.scripts, 1)), cpuOne, joinsOne.Ops, cpuBatched/cpuOne)
 	cpuLine += fmt.Sprintf("Redis CPU per 100,000 joins, the same scripts run by redis-benchmark before the services start: %.2f s coalesced (%d a call, 4 connections) vs %.2f s one call per join (50 connections): %.2fx\n",
 		cpuAloneBatched*1e5, aloneJoinsPerCall, cpuAloneOne*1e5, cpuAloneBatched/cpuAloneOne)
 	sweepLine := h.sweepLine()
-	table := formatRows(rows, o) + cpuLine + sweepLine + formatWaiting([]waitingCost{before, after}) + seatBytes
+	table := formatRows(rows, o) + cpuLine + sweepLine + rel.line() + formatWaiting([]waitingCost{before, after}) + seatBytes
 	fmt.Fprint(o.Out, table)
 	if o.Markdown != "" {
 		if err := writeLatest(o.Markdown, table); err != nil {

@@ -16,7 +16,9 @@ const (
 )
 
 const resultsHeader = "# Benchmark results\n\nProduced by `make bench` (`ticketfair-dev bench`): every figure comes from ONE run on one machine, " +
-	"so the ratios compare; absolute numbers on a shared machine are noisy.\n"
+	"so the ratios compare; absolute numbers on a shared machine are noisy. " +
+	"The relay's row runs against a one-node Apache Kafka started for that measurement alone, " +
+	"its baseline Apache Kafka's own kafka-producer-perf-test on the same broker.\n"
 
 // writeLatest puts table into path as the latest run, keeping the file's
 // history after latestEnd. A file without the markers is written anew.

@@ -20,7 +20,7 @@ func TestParsePlans(t *testing.T) {
 		}
 		for _, want := range []string{
 			"kill queue-admitter", "kill booking", "kill relay", "kill tickets", "redis-restart ", "redis-restart-aof ",
-			"pg-restart ", "broker-outage ", "latency booking-postgres", "blackhole booking-postgres", "reset booking-postgres",
+			"pg-restart ", "broker-outage ", "broker-outage kafka-2", "latency booking-postgres", "blackhole booking-postgres", "reset booking-postgres",
 			"latency queue-redis", "blackhole queue-redis", "reset queue-redis",
 		} {
 			if !kinds[want] {
@@ -40,10 +40,20 @@ func TestParsePlans(t *testing.T) {
 	if p.Faults[0].Kind != Kill || p.Faults[0].For != 2*time.Second || p.Faults[1].Latency != 500*time.Millisecond || p.End() != 12*time.Second {
 		t.Fatalf("parsed %+v", p.Faults)
 	}
+	// Without a target a broker outage takes every node down; kafka-<n> one.
+	for text, want := range map[string]int{"1s broker-outage for=2s": 1, "1s broker-outage kafka-3 for=2s\n2s broker-outage for=1s": 3, DefaultPlan: 2, SmallPlan: 2} {
+		p, err := Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.BrokerNodes(); got != want {
+			t.Errorf("%q needs %d Kafka nodes, want %d", text, got, want)
+		}
+	}
 	for _, bad := range []string{
 		"x kill relay", "5s kill", "5s kill nginx", "5s explode", "5s broker-outage", "5s latency queue-redis for=1s",
 		"5s blackhole postgres for=1s", "5s reset queue-redis", "5s pg-restart db", "5s kill relay for=soon", "5s kill relay booking",
-		"5s kill relay color=red",
+		"5s kill relay color=red", "5s broker-outage kafka-0 for=1s", "5s broker-outage node-2 for=1s", "5s broker-outage kafka-x for=1s",
 	} {
 		if _, err := Parse(bad); err == nil {
 			t.Errorf("accepted %q", bad)

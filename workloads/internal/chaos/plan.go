@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -34,8 +35,10 @@ const (
 	RedisFailover Kind = "redis-failover"
 	// PostgresRestart is `pg_ctl restart -m fast`.
 	PostgresRestart Kind = "pg-restart"
-	// BrokerOutage stops the Kafka-protocol broker for For, then starts it
-	// again on the same port with its data.
+	// BrokerOutage SIGKILLs the Kafka broker for For, then starts it again
+	// on the same ports with its data. Without a target every node of the
+	// cluster goes down; with kafka-<n> only node n (1-based) of a
+	// multi-node Apache Kafka cluster (demo --kafka apache --kafka-nodes 3).
 	BrokerOutage Kind = "broker-outage"
 	// Latency adds Latency to every round trip through a proxy for For.
 	Latency Kind = "latency"
@@ -165,8 +168,11 @@ func (f *Fault) validate() error {
 			return fmt.Errorf("%s takes no target", f.Kind)
 		}
 	case BrokerOutage:
-		if f.Target != "" || f.For == 0 {
-			return fmt.Errorf("broker-outage takes for=<d> and no target")
+		if _, err := f.BrokerNode(); err != nil {
+			return err
+		}
+		if f.For == 0 {
+			return fmt.Errorf("broker-outage needs for=<d>")
 		}
 	case Latency, Blackhole, Reset:
 		if f.Target != BookingPostgres && f.Target != QueueRedis {
@@ -182,6 +188,32 @@ func (f *Fault) validate() error {
 		return fmt.Errorf("unknown fault %q", f.Kind)
 	}
 	return nil
+}
+
+// BrokerNode is the 1-based Kafka node a broker-outage takes down, 0 for
+// all of them (no target).
+func (f Fault) BrokerNode() (int, error) {
+	if f.Target == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(f.Target, "kafka-"))
+	if !strings.HasPrefix(f.Target, "kafka-") || err != nil || n < 1 {
+		return 0, fmt.Errorf("broker-outage: target %q is not kafka-<n> (a node from 1) or none (every node)", f.Target)
+	}
+	return n, nil
+}
+
+// BrokerNodes is the number of Kafka nodes the plan needs: the highest
+// node a broker-outage names, 1 when none is named.
+func (p Plan) BrokerNodes() int {
+	need := 1
+	for _, f := range p.Faults {
+		if f.Kind == BrokerOutage {
+			n, _ := f.BrokerNode()
+			need = max(need, n)
+		}
+	}
+	return need
 }
 
 // NeedsSentinel reports whether the plan kills a Sentinel set-up's master.
@@ -214,6 +246,8 @@ const SentinelPlan = `# at   fault
 `
 
 // DefaultPlan holds every fault, one at a time, at full length: `make chaos`.
+// Its last fault takes one node of three down, so it needs an Apache Kafka
+// cluster of three (demo --kafka apache --kafka-nodes 3).
 const DefaultPlan = `# at   fault              target            settings
 5s     kill               queue-admitter    for=3s
 15s    kill               booking           for=3s
@@ -221,7 +255,7 @@ const DefaultPlan = `# at   fault              target            settings
 35s    kill               tickets           for=3s
 45s    redis-restart                        # SHUTDOWN NOSAVE, a new empty server
 60s    pg-restart                           # pg_ctl restart -m fast
-75s    broker-outage                        for=15s
+75s    broker-outage                        for=15s  # every Kafka node SIGKILLed
 95s    latency            booking-postgres  for=10s latency=500ms
 110s   blackhole          booking-postgres  for=10s
 125s   reset              booking-postgres  for=5s
@@ -231,9 +265,11 @@ const DefaultPlan = `# at   fault              target            settings
 175s   kill               booking-2         for=3s
 185s   kill               queue-admitter    for=3s
 195s   redis-restart-aof                    # with the append-only file: nothing is lost
+205s   broker-outage      kafka-2           for=15s  # one of three nodes: its partitions move
 `
 
-// SmallPlan holds every fault once, shortened: the sale test in CI.
+// SmallPlan holds every fault once, shortened: the sale test in CI. As
+// DefaultPlan it needs three Kafka nodes.
 const SmallPlan = `# at   fault              target            settings
 2s     kill               queue-admitter    for=1s
 6s     kill               booking           for=1s
@@ -249,4 +285,5 @@ const SmallPlan = `# at   fault              target            settings
 46s    blackhole          queue-redis       for=3s
 50s    reset              queue-redis       for=2s
 53s    redis-restart-aof
+56s    broker-outage      kafka-2           for=4s
 `

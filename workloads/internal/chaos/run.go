@@ -24,8 +24,10 @@ type Target interface {
 	// the sentinels name another; it describes the failover.
 	FailoverRedis(ctx context.Context) (string, error)
 	RestartPostgres(ctx context.Context) error
-	StopBroker() error
-	StartBroker(ctx context.Context) error
+	// StopBroker SIGKILLs Kafka node n (1-based), every node when n is 0;
+	// StartBroker starts the same nodes again with their data.
+	StopBroker(n int) error
+	StartBroker(ctx context.Context, n int) error
 	// Proxy is the fault proxy of a link (BookingPostgres, QueueRedis).
 	Proxy(link string) *faultproxy.Proxy
 }
@@ -111,11 +113,12 @@ func inject(ctx context.Context, f Fault, t Target, w *Window) (string, error) {
 	case PostgresRestart:
 		return "", t.RestartPostgres(ctx)
 	case BrokerOutage:
-		if err := t.StopBroker(); err != nil {
+		n, _ := f.BrokerNode() // validated when parsed
+		if err := t.StopBroker(n); err != nil {
 			return "", err
 		}
 		serr := sleep(ctx, f.For)
-		if err := t.StartBroker(context.WithoutCancel(ctx)); err != nil {
+		if err := t.StartBroker(context.WithoutCancel(ctx), n); err != nil {
 			return "", err
 		}
 		return "", serr

@@ -18,7 +18,9 @@ var fullPlan = flag.Bool("chaos-full", false, "run the full fault plan (chaos.De
 // replica, a booking replica, the relay and tickets; Redis restarted
 // without and with persistence; a PostgreSQL fast restart; a broker
 // outage; latency, blackholes and resets between booking and PostgreSQL
-// and between the queue and Redis. The audit must hold: nothing sold twice,
+// and between the queue and Redis. Kafka is a three-node Apache Kafka
+// cluster (KRaft, three replicas, min.insync.replicas 2): the outage
+// SIGKILLs every node, and a later fault one of them. The audit must hold: nothing sold twice,
 // one ticket per sold seat, the outbox drained, every accepted payment
 // paid or refunded once, nobody admitted twice in one Redis lifetime, FIFO,
 // MAX_ACTIVE, and the customers whose places Redis lost joined again.
@@ -31,6 +33,7 @@ func TestSaleUnderFaults(t *testing.T) {
 
 	o := DefaultOptions()
 	o.Phases = false // one general queue: this sale tests something else
+	o.Kafka, o.KafkaNodes = KafkaApache, 3
 	text := chaos.SmallPlan
 	o.Customers, o.Seats, o.MaxActive, o.AdmitRate = 4000, 2000, 100, 30
 	o.OpensIn, o.HoldTTL, o.Seed = 4*time.Second, 8*time.Second, 7

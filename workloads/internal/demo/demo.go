@@ -96,6 +96,10 @@ type Options struct {
 	// (the in-process kfake imitation, no Java) or KafkaApache (Apache
 	// Kafka in KRaft mode, a host process from bin/kafka).
 	Kafka string
+	// KafkaNodes is the size of the Apache Kafka cluster (combined
+	// controller and broker nodes); above 1 its topics have three
+	// replicas and min.insync.replicas 2, so a node can die mid-sale.
+	KafkaNodes int
 }
 
 // The brokers a sale can start.
@@ -110,7 +114,7 @@ func DefaultOptions() Options {
 		Customers: 100000, Seats: 5000, MaxActive: 2000, AdmitRate: 500,
 		OpensIn: 8 * time.Second, HoldTTL: 20 * time.Second, EventID: 1,
 		Phases: true, PresaleFor: 2 * time.Second, Members: 0.1, CodeHolders: 0.02, CrowdNice: DefaultCrowdNice,
-		Deadline: 20 * time.Minute, Seed: uint64(time.Now().UnixNano()), Out: os.Stdout, Door: true, Kafka: KafkaEmbedded,
+		Deadline: 20 * time.Minute, Seed: uint64(time.Now().UnixNano()), Out: os.Stdout, Door: true, Kafka: KafkaEmbedded, KafkaNodes: 1,
 	}
 }
 
@@ -171,6 +175,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if o.Kafka != KafkaEmbedded && o.Kafka != KafkaApache {
 		return nil, fmt.Errorf("kafka %q: %s or %s", o.Kafka, KafkaEmbedded, KafkaApache)
+	}
+	o.KafkaNodes = max(o.KafkaNodes, 1)
+	if o.KafkaNodes > 1 && (o.Kafka != KafkaApache || len(o.KafkaBrokers) > 0) {
+		return nil, fmt.Errorf("kafka-nodes %d: a cluster of several nodes is Apache Kafka's (--kafka apache)", o.KafkaNodes)
+	}
+	if o.Faults != nil && o.Faults.BrokerNodes() > o.KafkaNodes {
+		return nil, fmt.Errorf("the fault plan takes Kafka node %d down, but the sale has %d (run it with --kafka apache --kafka-nodes 3)", o.Faults.BrokerNodes(), o.KafkaNodes)
 	}
 	if o.Faults != nil && o.Faults.NeedsSentinel() && o.RedisMode != "sentinel" {
 		return nil, errors.New("redis-failover kills a Sentinel set-up's master: run it with --redis-mode sentinel")
@@ -351,6 +362,7 @@ func (s *sale) startServers(ctx context.Context) error {
 	}
 	if len(s.brokers) == 0 && s.o.Kafka == KafkaApache {
 		k, err := localsvc.StartApacheKafka(ctx, localsvc.ApacheKafkaConfig{
+			Nodes:  s.o.KafkaNodes,
 			Topics: []string{events.TopicTicketIssued, events.TopicRefundRequested},
 			Dir:    filepath.Join(s.dir, "kafka"),
 		})
@@ -361,6 +373,9 @@ func (s *sale) startServers(ctx context.Context) error {
 		s.stops = append(s.stops, k.Stop)
 		s.brokers = k.Brokers
 		s.broker = fmt.Sprintf("Apache Kafka %s (KRaft, host process)", localsvc.KafkaVersion)
+		if s.o.KafkaNodes > 1 {
+			s.broker = fmt.Sprintf("Apache Kafka %s (KRaft, %d host processes, 3 replicas, min.insync.replicas 2)", localsvc.KafkaVersion, s.o.KafkaNodes)
+		}
 		s.logf("kafka       %s (%s)", strings.Join(k.Brokers, ","), s.broker)
 	}
 	if len(s.brokers) == 0 {

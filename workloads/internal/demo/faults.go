@@ -47,6 +47,15 @@ type faultState struct {
 	// as Kubernetes restarts a pod's container.
 	down    map[string]bool
 	crashes map[string]int
+	// kills are when a fault SIGKILLed each process.
+	kills map[string][]time.Time
+}
+
+// killsOf is when faults SIGKILLed the process name.
+func (f *faultState) killsOf(name string) []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Time(nil), f.kills[name]...)
 }
 
 func (f *faultState) redisServer() *localsvc.Server {
@@ -230,6 +239,10 @@ func (s *sale) Kill(name string) error {
 	}
 	s.faults.mu.Lock()
 	s.faults.down[name] = true
+	if s.faults.kills == nil {
+		s.faults.kills = map[string][]time.Time{}
+	}
+	s.faults.kills[name] = append(s.faults.kills[name], time.Now())
 	s.faults.mu.Unlock()
 	p.kill()
 	return nil
@@ -410,10 +423,21 @@ func (s *sale) RestartPostgres(ctx context.Context) error {
 }
 
 // StopBroker implements chaos.Target.
-func (s *sale) StopBroker() error {
+func (s *sale) StopBroker(n int) error {
 	if a := s.faults.apache; a != nil {
-		a.Kill(0) // as a crashed broker machine; its log stays
+		if n > a.NodeCount() {
+			return fmt.Errorf("kafka-%d: the cluster has %d nodes", n, a.NodeCount())
+		}
+		// SIGKILL, as a crashed broker machine; the logs stay.
+		for i := range a.NodeCount() {
+			if n == 0 || i == n-1 {
+				a.Kill(i)
+			}
+		}
 		return nil
+	}
+	if n > 1 {
+		return fmt.Errorf("kafka-%d: the embedded broker is one node", n)
 	}
 	k := s.faults.kafkaBroker()
 	if k == nil {
@@ -424,9 +448,9 @@ func (s *sale) StopBroker() error {
 }
 
 // StartBroker implements chaos.Target: the same port, the same log.
-func (s *sale) StartBroker(ctx context.Context) error {
+func (s *sale) StartBroker(ctx context.Context, n int) error {
 	if a := s.faults.apache; a != nil {
-		return a.Restart(ctx, 0)
+		return a.RestartAll(ctx)
 	}
 	_, port, err := net.SplitHostPort(s.brokers[0])
 	if err != nil {

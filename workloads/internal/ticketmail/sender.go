@@ -328,6 +328,13 @@ func (w *worker) deliver(ctx context.Context, msg *gomail.Msg) error {
 	if err != nil {
 		// Whatever state the session is in, start the next mail afresh.
 		w.drop()
+		if msg.IsDelivered() {
+			// The server accepted the mail (250 after DATA) and only the
+			// RSET after it failed: sending it again would mail the buyer
+			// twice.
+			w.log.Warn("ticket mail accepted; the session failed after it", "err", err)
+			return nil
+		}
 		return err
 	}
 	w.lastUsed = time.Now()

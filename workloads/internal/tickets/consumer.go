@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -32,6 +32,10 @@ type consumer struct {
 	m      *metrics
 	log    *slog.Logger
 	reader *kafka.Reader
+	// closed is set before the reader is closed: FetchMessage answers
+	// io.EOF both for a closed reader and for a consumer group whose
+	// coordinator's connection broke, and only the first ends the fetcher.
+	closed atomic.Bool
 
 	// beforeCommit, when set (tests only), runs after a message is stored
 	// and before its offset is committed; an error stops the consumer
@@ -63,7 +67,10 @@ func newConsumer(cfg config.Tickets, pool *pgxpool.Pool, keys *Keys, m *metrics,
 // that loses the last interval's commits only re-reads those messages.
 const commitInterval = time.Second
 
-func (c *consumer) close() error { return c.reader.Close() }
+func (c *consumer) close() error {
+	c.closed.Store(true)
+	return c.reader.Close()
+}
 
 // consumerBatch bounds the messages applied between two commits, and
 // consumerWorkers how many of them are stored at once. One message at a
@@ -146,7 +153,7 @@ func (c *consumer) fetch(ctx context.Context, msgs chan<- kafka.Message) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if errors.Is(err, io.EOF) { // the reader was closed
+			if c.closed.Load() {
 				return fmt.Errorf("fetch %s: %w", c.cfg.TopicTicketIssued, err)
 			}
 			failures++
