@@ -175,7 +175,7 @@ cluster-down: ## Stop the cluster; fails if any process, mount, cgroup or namesp
 	$(KUBE_ENV) hack/cluster.sh down
 
 .PHONY: e2e
-e2e: deps image helm mailpit ## Helm-install the operator on the cluster (brought up and down when not running) and run a disrupted, audited sale.
+e2e: deps image helm mailpit kafka ## Helm-install the operator on the cluster (brought up and down when not running) and run a disrupted, audited sale.
 	$(KUBE_ENV) hack/e2e.sh $(IMAGE_DIR) $(ENVTEST_K8S_VERSION) $(ENVTEST_ETCD_VERSION) $(HELM)
 
 ##@ Deployment

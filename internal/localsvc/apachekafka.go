@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,6 +83,10 @@ type ApacheKafkaConfig struct {
 	// Dir keeps the nodes' logs and data (default: a temporary directory
 	// that Stop removes).
 	Dir string
+	// Host is the address the client listeners bind to and advertise
+	// (default 127.0.0.1): a node's IP lets pods reach the brokers, as a
+	// managed Kafka outside the cluster. The controllers stay on loopback.
+	Host string
 }
 
 // ApacheKafka is a running Apache Kafka cluster of host processes on
@@ -123,6 +128,9 @@ func StartApacheKafka(ctx context.Context, c ApacheKafkaConfig) (*ApacheKafka, e
 	}
 	if c.HeapMB <= 0 {
 		c.HeapMB = 384
+	}
+	if c.Host == "" {
+		c.Host = "127.0.0.1"
 	}
 	k := &ApacheKafka{cfg: c, home: home, dir: c.Dir, keep: c.Dir != ""}
 	if k.dir == "" {
@@ -198,7 +206,11 @@ func (k *ApacheKafka) configure() error {
 	for _, n := range k.nodes {
 		var ls, adv, proto []string
 		for _, name := range names {
-			addr := fmt.Sprintf("127.0.0.1:%d", n.listeners[name])
+			host := c.Host
+			if name == "CONTROLLER" {
+				host = "127.0.0.1"
+			}
+			addr := net.JoinHostPort(host, strconv.Itoa(n.listeners[name]))
 			ls = append(ls, name+"://"+addr)
 			if name != "CONTROLLER" {
 				adv = append(adv, name+"://"+addr)
@@ -367,11 +379,16 @@ func (k *ApacheKafka) clusterID() (string, error) {
 	if b, err := os.ReadFile(p); err == nil {
 		return strings.TrimSpace(string(b)), nil
 	}
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
+	// As Kafka's own Uuid.randomUuid: an id that starts with '-' would be
+	// read as an option by the storage tool's command line.
+	var id string
+	for id == "" || id[0] == '-' {
+		b := make([]byte, 16)
+		if _, err := rand.Read(b); err != nil {
+			return "", err
+		}
+		id = base64.RawURLEncoding.EncodeToString(b)
 	}
-	id := base64.RawURLEncoding.EncodeToString(b)
 	return id, os.WriteFile(p, []byte(id), 0o644)
 }
 

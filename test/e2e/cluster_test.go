@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/ticketfair/ticketfair/internal/localsvc"
 	"github.com/ticketfair/ticketfair/workloads/queuestats"
@@ -128,7 +127,7 @@ type services struct {
 	smtp string
 }
 
-// startServices runs Redis, PostgreSQL and a Kafka-protocol broker as a
+// startServices runs Redis, PostgreSQL and Apache Kafka as a
 // cloud's managed services would be: outside the cluster, reached by pods
 // at an address of the node's network. Redis and PostgreSQL listen on
 // loopback (localsvc), behind a TCP forwarder on the node IP; the broker
@@ -152,16 +151,17 @@ func startServices(t *testing.T, nodeIP string) services {
 	}
 	redisAddr := forward(t, nodeIP, r.Addr)
 	pgAddr := forward(t, nodeIP, pg.Addr)
-	k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(3),
-		kfake.SeedTopics(3, "ticket-issued", "refund-requested"),
-		kfake.ListenFn(func(network, address string) (net.Listener, error) {
-			_, port, _ := net.SplitHostPort(address)
-			return net.Listen(network, net.JoinHostPort(nodeIP, port))
-		}))
+	// Apache Kafka (KRaft) as a host process, its client listener on the
+	// node IP: it advertises that address, which pods reach directly.
+	k, err := localsvc.StartApacheKafka(ctx, localsvc.ApacheKafkaConfig{
+		Topics: []string{"ticket-issued", "refund-requested"},
+		Host:   nodeIP,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(k.Close)
+	t.Cleanup(k.Stop)
+	t.Logf("kafka: Apache Kafka %s (KRaft, host process) at %s", localsvc.KafkaVersion, strings.Join(k.Brokers, ","))
 	m, err := localsvc.StartMailpit(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +170,7 @@ func startServices(t *testing.T, nodeIP string) services {
 	return services{
 		redisURL:    "redis://" + redisAddr + "/0",
 		databaseURL: fmt.Sprintf("postgres://postgres@%s/ticketfair?sslmode=disable", pgAddr),
-		brokers:     k.ListenAddrs(),
+		brokers:     k.Brokers,
 		mail:        m,
 		smtp:        forward(t, nodeIP, m.SMTPAddr()),
 	}
