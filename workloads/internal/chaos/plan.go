@@ -246,12 +246,13 @@ const SentinelPlan = `# at   fault
 `
 
 // DefaultPlan holds every fault, one at a time, at full length: `make chaos`.
-// Its last fault takes one node of three down, so it needs an Apache Kafka
+// Its fault at 30 s takes one node of three down, so it needs an Apache Kafka
 // cluster of three (demo --kafka apache --kafka-nodes 3).
 const DefaultPlan = `# at   fault              target            settings
 5s     kill               queue-admitter    for=3s
 15s    kill               booking           for=3s
 25s    kill               relay             for=3s
+30s    broker-outage      kafka-2           for=5s   # one of three nodes: its partitions move
 35s    kill               tickets           for=3s
 45s    redis-restart                        # SHUTDOWN NOSAVE, a new empty server
 60s    pg-restart                           # pg_ctl restart -m fast
@@ -265,7 +266,6 @@ const DefaultPlan = `# at   fault              target            settings
 175s   kill               booking-2         for=3s
 185s   kill               queue-admitter    for=3s
 195s   redis-restart-aof                    # with the append-only file: nothing is lost
-205s   broker-outage      kafka-2           for=15s  # one of three nodes: its partitions move
 `
 
 // SmallPlan holds every fault once, shortened: the sale test in CI. As

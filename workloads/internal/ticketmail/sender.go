@@ -23,12 +23,12 @@ import (
 const (
 	// batch is how many mails a worker claims at once.
 	batch = 3
-	// lease is how long a claimed mail stays a worker's: a worker that dies
+	// Lease is how long a claimed mail stays a worker's: a worker that dies
 	// while sending gives its mails back when it ends. Far above a batch's
 	// sending time (batch × smtpTimeout), so a live worker never loses its
 	// claim, and short enough that a killed replica's mails go out within
 	// a few minutes.
-	lease = 2 * time.Minute
+	Lease = 2 * time.Minute
 	// poll is how often idle workers look for due mails: rows enqueued by
 	// another replica, and retries whose backoff ended.
 	poll = time.Second
@@ -41,7 +41,7 @@ const (
 	// markSentFor bounds the retries that record an accepted mail: a
 	// quarter of the lease, so the record lands before another worker may
 	// claim the mail again.
-	markSentFor = lease / 4
+	markSentFor = Lease / 4
 )
 
 // Sender sends the enqueued mails.
@@ -386,7 +386,7 @@ func (s *Sender) claim(ctx context.Context) ([]*job, error) {
 			ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
 		WHERE m.message_key = due.message_key
 		RETURNING m.message_key, m.kind, m.event_id, coalesce(m.order_id, ''), m.ticket_ids, m.recipient, m.attempts, m.created_at`,
-		batch, lease.Microseconds())
+		batch, Lease.Microseconds())
 	if err != nil {
 		return nil, err
 	}
