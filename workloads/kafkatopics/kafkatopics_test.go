@@ -1,4 +1,4 @@
-package kafkatopics
+package kafkatopics_test
 
 import (
 	"context"
@@ -6,28 +6,24 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/ticketfair/ticketfair/internal/testenv"
 	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/kafkatopics"
 )
 
-// TestCreate: topics get Partitions partitions, and creating them again is
-// no error.
+// TestCreate: on Apache Kafka, topics get Partitions partitions, and
+// creating them again is no error.
 func TestCreate(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	cfg := config.Kafka{Brokers: c.ListenAddrs()}
+	cfg := config.Kafka{Brokers: testenv.KafkaBrokers(t)}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for range 2 {
-		if err := Create(ctx, cfg, "a", "b"); err != nil {
+		if err := kafkatopics.Create(ctx, cfg, "a", "b"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := Create(ctx, cfg); err != nil {
+	if err := kafkatopics.Create(ctx, cfg); err != nil {
 		t.Fatalf("no topics: %v", err)
 	}
 	md, err := (&kafka.Client{Addr: kafka.TCP(cfg.Brokers...)}).Metadata(ctx, &kafka.MetadataRequest{Topics: []string{"a", "b"}})
@@ -38,7 +34,7 @@ func TestCreate(t *testing.T) {
 		t.Fatalf("topics %+v", md.Topics)
 	}
 	for _, tp := range md.Topics {
-		if tp.Error != nil || len(tp.Partitions) != Partitions {
+		if tp.Error != nil || len(tp.Partitions) != kafkatopics.Partitions {
 			t.Fatalf("topic %s: %d partitions, %v", tp.Name, len(tp.Partitions), tp.Error)
 		}
 	}
