@@ -36,7 +36,7 @@ func Kafka(t testing.TB) config.Kafka {
 			cancel()
 			if err != nil {
 				mu.Unlock()
-				unavailable(t, "apache kafka", err)
+				Unavailable(t, "apache kafka", err)
 				return config.Kafka{}
 			}
 			kafkaSrv = k
@@ -52,7 +52,7 @@ func Kafka(t testing.TB) config.Kafka {
 		TopicRefundRequested: prefix + ".refund-requested",
 	}
 	if err := CreateTopics(brokers, cfg.TopicTicketIssued, cfg.TopicRefundRequested); err != nil {
-		unavailable(t, "apache kafka", err)
+		Unavailable(t, "apache kafka", err)
 	}
 	t.Logf("kafka: Apache Kafka %s (KRaft) at %v, topics %s, %s", localsvc.KafkaVersion, brokers, cfg.TopicTicketIssued, cfg.TopicRefundRequested)
 	return cfg
@@ -70,7 +70,7 @@ func ApacheKafka(t testing.TB, c localsvc.ApacheKafkaConfig) *localsvc.ApacheKaf
 	defer cancel()
 	k, err := localsvc.StartApacheKafka(ctx, c)
 	if err != nil {
-		unavailable(t, "apache kafka", err)
+		Unavailable(t, "apache kafka", err)
 		return nil
 	}
 	t.Cleanup(func() {

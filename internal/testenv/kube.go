@@ -17,7 +17,7 @@ func Kube(t testing.TB) (*envtest.Environment, *rest.Config) {
 	t.Helper()
 	env, cfg, err := StartKube()
 	if err != nil {
-		unavailable(t, "envtest (make envtest)", err)
+		Unavailable(t, "envtest (make envtest)", err)
 		return nil, nil
 	}
 	t.Cleanup(func() { _ = env.Stop() })

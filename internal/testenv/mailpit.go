@@ -14,7 +14,7 @@ func Mailpit(t testing.TB) *localsvc.Mailpit {
 	t.Helper()
 	m, err := localsvc.StartMailpit(context.Background())
 	if err != nil {
-		unavailable(t, "mailpit", err)
+		Unavailable(t, "mailpit", err)
 		return nil
 	}
 	t.Cleanup(func() { _ = m.Close() })
@@ -31,7 +31,7 @@ func MailpitTLS(t testing.TB, implicit bool) (*localsvc.Mailpit, Certs) {
 		TLSCertFile: certs.ServerCertFile, TLSKeyFile: certs.ServerKeyFile, ImplicitTLS: implicit,
 	})
 	if err != nil {
-		unavailable(t, "mailpit", err)
+		Unavailable(t, "mailpit", err)
 		return nil, certs
 	}
 	t.Cleanup(func() { _ = m.Close() })

@@ -111,7 +111,7 @@ func RedisSecure(t testing.TB) (config.Redis, Certs) {
 		"--user", "default", "off",
 		"--user", RedisSecureUser, "on", ">"+RedisSecurePassword, "~*", "&*", "+@all")
 	if err != nil {
-		unavailable(t, "redis-server with TLS", err)
+		Unavailable(t, "redis-server with TLS", err)
 		return config.Redis{}, certs
 	}
 	t.Cleanup(func() { _ = s.Stop() })
@@ -129,7 +129,7 @@ func RedisSentinel(t testing.TB, downAfter time.Duration) (*localsvc.RedisSentin
 	t.Helper()
 	h, err := localsvc.StartRedisSentinel(context.Background(), "ticketfair", 3, downAfter)
 	if err != nil {
-		unavailable(t, "redis-server and redis-sentinel", err)
+		Unavailable(t, "redis-server and redis-sentinel", err)
 		return nil, config.Redis{}
 	}
 	t.Cleanup(h.Stop)
@@ -144,7 +144,7 @@ func RedisCluster(t testing.TB, nodeTimeout time.Duration) (*localsvc.RedisClust
 	t.Helper()
 	c, err := localsvc.StartRedisCluster(context.Background(), 3, 1, nodeTimeout)
 	if err != nil {
-		unavailable(t, "redis-server cluster", err)
+		Unavailable(t, "redis-server cluster", err)
 		return nil, config.Redis{}
 	}
 	t.Cleanup(c.Stop)

@@ -54,10 +54,17 @@ func Main(m *testing.M, after ...func(code int) int) {
 	os.Exit(code)
 }
 
-// unavailable fails in CI and skips elsewhere.
-func unavailable(t testing.TB, what string, err error) {
+// Required reports whether a test must fail, not skip, when a server or
+// tool it needs is missing: in CI, or with TICKETFAIR_TEST_REQUIRE_SERVICES=1.
+func Required() bool {
+	return os.Getenv("CI") == "true" || os.Getenv("TICKETFAIR_TEST_REQUIRE_SERVICES") == "1"
+}
+
+// Unavailable fails t where what is Required and skips it elsewhere; err
+// says what is missing and how to get it. The one skip policy of every test.
+func Unavailable(t testing.TB, what string, err error) {
 	t.Helper()
-	if os.Getenv("CI") == "true" || os.Getenv("TICKETFAIR_TEST_REQUIRE_SERVICES") == "1" {
+	if Required() {
 		t.Fatalf("%s is required in CI but unavailable: %v", what, err)
 	}
 	t.Skipf("%s unavailable: %v", what, err)
@@ -73,7 +80,7 @@ func RedisURL(t testing.TB) string {
 			s, err := localsvc.StartRedis(context.Background())
 			if err != nil {
 				mu.Unlock()
-				unavailable(t, "redis-server", err)
+				Unavailable(t, "redis-server", err)
 				return ""
 			}
 			redisSrv = s
@@ -92,7 +99,7 @@ func RedisURL(t testing.TB) string {
 	c := redis.NewClient(&redis.Options{Addr: opt.Addr, DB: db, Password: opt.Password})
 	defer c.Close()
 	if err := c.FlushDB(context.Background()).Err(); err != nil {
-		unavailable(t, "redis", err)
+		Unavailable(t, "redis", err)
 	}
 	return u
 }
@@ -128,7 +135,7 @@ func PostgresURL(t testing.TB) string {
 			s, err := localsvc.StartPostgres(context.Background())
 			if err != nil {
 				mu.Unlock()
-				unavailable(t, "postgresql", err)
+				Unavailable(t, "postgresql", err)
 				return ""
 			}
 			pgSrv = s
@@ -141,7 +148,7 @@ func PostgresURL(t testing.TB) string {
 	defer cancel()
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
-		unavailable(t, "postgresql", err)
+		Unavailable(t, "postgresql", err)
 		return ""
 	}
 	defer conn.Close(ctx)
@@ -217,7 +224,7 @@ func Nginx(t testing.TB, origin string) string {
 	t.Helper()
 	ng, err := localsvc.StartNginx(context.Background(), origin)
 	if err != nil {
-		unavailable(t, "nginx", err)
+		Unavailable(t, "nginx", err)
 	}
 	t.Cleanup(func() { _ = ng.Stop() })
 	return ng.URL

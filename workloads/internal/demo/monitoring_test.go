@@ -37,10 +37,7 @@ func tool(t *testing.T, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		if os.Getenv("CI") == "true" || os.Getenv("TICKETFAIR_TEST_REQUIRE_SERVICES") == "1" {
-			t.Fatalf("%s: %v (Debian package prometheus)", name, err)
-		}
-		t.Skipf("%s: %v", name, err)
+		testenv.Unavailable(t, name, fmt.Errorf("%w (Debian package prometheus)", err))
 	}
 	return p
 }

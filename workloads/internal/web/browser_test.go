@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ticketfair/ticketfair/internal/testenv"
 )
 
 // browser is one headless Chromium with a fresh profile, phone-sized.
@@ -37,10 +40,7 @@ func newBrowser(t testing.TB) *browser {
 	t.Helper()
 	path := chromiumPath()
 	if path == "" {
-		if os.Getenv("CI") == "true" || os.Getenv("TICKETFAIR_TEST_REQUIRE_SERVICES") == "1" {
-			t.Fatal("chromium is required in CI (hack/install-deps.sh installs it)")
-		}
-		t.Skip("chromium not installed (apt-get install chromium)")
+		testenv.Unavailable(t, "chromium", errors.New("not installed (hack/install-deps.sh installs it)"))
 	}
 	profile, err := os.MkdirTemp("", "ticketfair-chromium-")
 	if err != nil {

@@ -4,11 +4,14 @@ package qrcodetest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ticketfair/ticketfair/internal/testenv"
 )
 
 // Decode returns the text of the QR codes in the PNG image, one line per
@@ -17,10 +20,7 @@ func Decode(t testing.TB, png []byte) string {
 	t.Helper()
 	bin, err := exec.LookPath("zbarimg")
 	if err != nil {
-		if os.Getenv("CI") == "true" || os.Getenv("TICKETFAIR_TEST_REQUIRE_SERVICES") == "1" {
-			t.Fatalf("zbarimg is required in CI (hack/install-deps.sh installs zbar-tools): %v", err)
-		}
-		t.Skipf("zbarimg unavailable (apt-get install -y zbar-tools): %v", err)
+		testenv.Unavailable(t, "zbarimg", fmt.Errorf("%w (hack/install-deps.sh installs zbar-tools)", err))
 	}
 	path := filepath.Join(t.TempDir(), "code.png")
 	if err := os.WriteFile(path, png, 0o644); err != nil {
