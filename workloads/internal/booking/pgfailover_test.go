@@ -41,7 +41,7 @@ func TestPostgresFailoverMidSale(t *testing.T) {
 	// Synchronous: a commit returns only once the standby has it.
 	primary, err := localsvc.StartPostgresWith(ctx, "", "", "synchronous_commit=on")
 	if err != nil {
-		t.Skip(err)
+		testenv.Unavailable(t, "PostgreSQL", err)
 	}
 	t.Cleanup(func() { _ = primary.Stop() })
 	standby, err := localsvc.StartPostgresStandby(ctx, primary)

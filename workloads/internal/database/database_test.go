@@ -20,7 +20,7 @@ func startPostgres(t *testing.T, certs testenv.Certs, settings ...string) *local
 	s, err := localsvc.StartPostgresWith(context.Background(), certs.ServerCert, certs.ServerKey, settings...)
 	if err != nil {
 		if strings.Contains(err.Error(), "not installed") {
-			t.Skip(err)
+			testenv.Unavailable(t, "PostgreSQL", err)
 		}
 		t.Fatal(err)
 	}

@@ -258,7 +258,7 @@ func TestPollCostsNoRedis(t *testing.T) {
 func TestRedisDown(t *testing.T) {
 	srv, err := localsvc.StartRedis(context.Background())
 	if err != nil {
-		t.Skipf("redis-server: %v", err)
+		testenv.Unavailable(t, "redis-server", err)
 	}
 	stopped := false
 	defer func() {

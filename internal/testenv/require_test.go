@@ -1,0 +1,43 @@
+package testenv
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// helperUnavailable marks the child run of TestUnavailable.
+const helperUnavailable = "TICKETFAIR_TEST_HELPER_UNAVAILABLE"
+
+// TestHelperUnavailable is TestUnavailable's child: a test whose
+// dependency is missing.
+func TestHelperUnavailable(t *testing.T) {
+	if os.Getenv(helperUnavailable) != "1" {
+		t.Skip("run by TestUnavailable")
+	}
+	Unavailable(t, "redis-server", errors.New("not installed"))
+	t.Log("went on after Unavailable")
+}
+
+// A missing dependency fails a test in CI (or with
+// TICKETFAIR_TEST_REQUIRE_SERVICES=1) and skips it elsewhere.
+func TestUnavailable(t *testing.T) {
+	for _, c := range []struct {
+		env      []string
+		fail     bool
+		contains string
+	}{
+		{[]string{"CI=true"}, true, "redis-server is required in CI but unavailable: not installed"},
+		{[]string{"CI=", "TICKETFAIR_TEST_REQUIRE_SERVICES=1"}, true, "required in CI"},
+		{[]string{"CI=", "TICKETFAIR_TEST_REQUIRE_SERVICES="}, false, "SKIP: TestHelperUnavailable"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperUnavailable$", "-test.v")
+		cmd.Env = append(append(os.Environ(), helperUnavailable+"=1"), c.env...)
+		out, err := cmd.CombinedOutput()
+		if failed := err != nil; failed != c.fail || !strings.Contains(string(out), c.contains) || strings.Contains(string(out), "went on") {
+			t.Errorf("%v: failed %v (want %v), output:\n%s", c.env, failed, c.fail, out)
+		}
+	}
+}
