@@ -19,9 +19,6 @@ package controllers
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,7 +34,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -57,6 +53,8 @@ import (
 	"github.com/ticketfair/ticketfair/controllers/render"
 	"github.com/ticketfair/ticketfair/internal/localsvc"
 	"github.com/ticketfair/ticketfair/internal/testenv"
+	"github.com/ticketfair/ticketfair/workloads/identitytoken"
+	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 )
 
 // TestOperatorOutputBootsASale is the end-to-end test without a kubelet:
@@ -542,14 +540,7 @@ type customer struct {
 }
 
 func newCustomer(t *testing.T, id, secret string, eventID int64) *customer {
-	now := time.Now()
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{
-		Issuer: "ticketfair-identity", Audience: jwt.ClaimStrings{"ticketfair"}, Subject: id,
-		IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)),
-	}).SignedString([]byte(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := identitytoken.Sign(secret, "ticketfair-identity", "ticketfair", id, time.Hour)
 	return &customer{t: t, token: tok, eventID: eventID}
 }
 
@@ -709,21 +700,17 @@ func (c *customer) orderStatus(booking, orderID string) string {
 }
 
 // pay plays the payment provider: a webhook signed with the shared secret
-// as "t=<unix>,v1=<hex HMAC-SHA256 of t.body>" (docs/booking.md).
+// (webhooksig, docs/booking.md).
 func pay(t *testing.T, booking, secret, orderID, amount string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"orderId": orderID, "paymentId": "pay-" + orderID,
 		"amount": amount, "currency": "EUR", "status": "succeeded"})
-	ts := strconv.FormatInt(time.Now().Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(ts + "."))
-	mac.Write(body)
 	req, err := http.NewRequest(http.MethodPost, "http://"+booking+"/payments/webhook", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Ticketfair-Signature", "t="+ts+",v1="+hex.EncodeToString(mac.Sum(nil)))
+	req.Header.Set(webhooksig.Header, webhooksig.Sign(secret, time.Now(), body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,29 @@
+package identitytoken_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/ticketfair/ticketfair/workloads/identitytoken"
+)
+
+// The token is a standard HS256 JWT a third-party library verifies, with
+// the claims asked for.
+func TestSign(t *testing.T) {
+	tok := identitytoken.Sign("s3cret", "ticketfair-identity", "ticketfair", "cust-1", time.Hour)
+	var c jwt.RegisteredClaims
+	parsed, err := jwt.ParseWithClaims(tok, &c, func(*jwt.Token) (any, error) { return []byte("s3cret"), nil },
+		jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer("ticketfair-identity"), jwt.WithAudience("ticketfair"), jwt.WithExpirationRequired())
+	if err != nil || !parsed.Valid {
+		t.Fatalf("token %q does not verify: %v", tok, err)
+	}
+	if c.Subject != "cust-1" || c.ExpiresAt.Sub(time.Now()) > time.Hour || c.ExpiresAt.Sub(time.Now()) < 59*time.Minute {
+		t.Fatalf("claims %+v", c)
+	}
+	if _, err := jwt.Parse(tok, func(*jwt.Token) (any, error) { return []byte("other"), nil }); err == nil || !strings.Contains(err.Error(), "signature") {
+		t.Fatalf("a wrong secret verified: %v", err)
+	}
+}
