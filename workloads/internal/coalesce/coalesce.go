@@ -2,7 +2,11 @@
 // while a call is in flight the next requests gather, and the first of
 // them starts the next call as soon as it returns. An idle caller waits
 // for nothing but its own call; under load the cost is one round trip per
-// batch, not per request.
+// batch, not per request. With a linger, a call after one that carried
+// several requests also gathers for up to the linger, until it holds as
+// many: under a spike that fills batches for a millisecond or two of
+// waiting. It is the one batcher of the queue's joins, the zone's session
+// checks and the rate limiter.
 package coalesce
 
 import (
@@ -16,6 +20,7 @@ type Batcher[T, R any] struct {
 	call    func(context.Context, []T) ([]R, error)
 	max     int
 	timeout time.Duration
+	linger  time.Duration
 	reqs    chan *pending[T, R]
 }
 
@@ -35,6 +40,14 @@ type result[R any] struct {
 // running for Do to answer.
 func New[T, R any](max int, timeout time.Duration, call func(context.Context, []T) ([]R, error)) *Batcher[T, R] {
 	return &Batcher[T, R]{call: call, max: max, timeout: timeout, reqs: make(chan *pending[T, R], 4*max)}
+}
+
+// WithLinger sets how long a call may wait for more requests while it
+// holds fewer than the last call carried (0, the default: never). Call it
+// before Run.
+func (b *Batcher[T, R]) WithLinger(d time.Duration) *Batcher[T, R] {
+	b.linger = d
+	return b
 }
 
 // Do queues req for the next call and waits for its answer.
@@ -59,6 +72,7 @@ func (b *Batcher[T, R]) Do(ctx context.Context, req T) (R, error) {
 func (b *Batcher[T, R]) Run(ctx context.Context) {
 	batch := make([]*pending[T, R], 0, b.max)
 	reqs := make([]T, 0, b.max)
+	last := 0 // requests in the last call
 	for {
 		select {
 		case <-ctx.Done():
@@ -66,15 +80,17 @@ func (b *Batcher[T, R]) Run(ctx context.Context) {
 		case p := <-b.reqs:
 			batch = append(batch[:0], p)
 		}
-	gather:
-		for len(batch) < b.max {
-			select {
-			case p := <-b.reqs:
-				batch = append(batch, p)
-			default:
-				break gather
-			}
+		// Linger only while requests arrive together (the last call
+		// carried several), and only until as many as then are waiting:
+		// more arrive with the next call. Waiting longer filled batches,
+		// but held every request back by the whole linger once clients
+		// waited on their answers to send more.
+		enough := 0
+		if last > 1 {
+			enough = last
 		}
+		batch = b.gather(batch, enough)
+		last = len(batch)
 		reqs = reqs[:0]
 		for _, p := range batch {
 			reqs = append(reqs, p.req)
@@ -94,4 +110,33 @@ func (b *Batcher[T, R]) Run(ctx context.Context) {
 		}
 		clear(reqs) // drop the references until the next batch
 	}
+}
+
+// gather adds the requests already waiting to batch, then, while it holds
+// fewer than enough, goes on gathering for at most the linger.
+func (b *Batcher[T, R]) gather(batch []*pending[T, R], enough int) []*pending[T, R] {
+waiting:
+	for len(batch) < b.max {
+		select {
+		case p := <-b.reqs:
+			batch = append(batch, p)
+		default:
+			break waiting
+		}
+	}
+	enough = min(enough, b.max)
+	if len(batch) >= enough || b.linger <= 0 {
+		return batch
+	}
+	deadline := time.NewTimer(b.linger)
+	defer deadline.Stop()
+	for len(batch) < enough {
+		select {
+		case p := <-b.reqs:
+			batch = append(batch, p)
+		case <-deadline.C:
+			return batch
+		}
+	}
+	return batch
 }

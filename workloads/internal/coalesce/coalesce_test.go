@@ -113,3 +113,53 @@ func TestCallerGivesUp(t *testing.T) {
 		t.Fatalf("after a caller gave up: %d, %v", got, err)
 	}
 }
+
+// TestGatherLingersUntilEnough: with a linger, a batch lingers only while
+// it holds fewer requests than enough (the last call's size), and goes as
+// soon as it has them. The linger is two seconds, so the bounds hold on a
+// loaded machine.
+func TestGatherLingersUntilEnough(t *testing.T) {
+	const linger = 2 * time.Second
+	b := New(256, time.Second, func(context.Context, []int) ([]int, error) { return nil, nil }).WithLinger(linger)
+	queued := func(n int) {
+		for range n {
+			b.reqs <- &pending[int, int]{done: make(chan result[int], 1)}
+		}
+	}
+	gather := func(enough int) (int, time.Duration) {
+		start := time.Now()
+		batch := b.gather(nil, enough)
+		return len(batch), time.Since(start)
+	}
+
+	queued(5)
+	if n, took := gather(5); n != 5 || took >= linger/2 {
+		t.Fatalf("enough waiting: gathered %d in %v, want 5 at once", n, took)
+	}
+	queued(3)
+	if n, took := gather(0); n != 3 || took >= linger/2 {
+		t.Fatalf("no linger asked: gathered %d in %v, want the 3 waiting at once", n, took)
+	}
+	queued(3)
+	if n, took := gather(5); n != 3 || took < linger {
+		t.Fatalf("too few and none arriving: gathered %d in %v, want 3 after the whole linger", n, took)
+	}
+	queued(3)
+	go func() { time.Sleep(50 * time.Millisecond); queued(2) }()
+	if n, took := gather(5); n != 5 || took >= linger/2 {
+		t.Fatalf("the missing two arrive: gathered %d in %v, want 5 as soon as they came", n, took)
+	}
+	queued(300)
+	if n, _ := gather(1000); n != 256 {
+		t.Fatalf("gathered %d, want at most the batch's maximum 256", n)
+	}
+	// Without a linger nothing waits, whatever the last call carried.
+	b.WithLinger(0)
+	for len(b.reqs) > 0 {
+		<-b.reqs
+	}
+	queued(2)
+	if n, took := gather(50); n != 2 || took >= linger/2 {
+		t.Fatalf("no linger: gathered %d in %v, want the 2 waiting at once", n, took)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ticketfair/ticketfair/workloads/internal/coalesce"
 )
 
 // JoinRequest is one join as the join scripts take it: the customer (the
@@ -189,120 +191,19 @@ func (s *store) runJoinMany(ctx context.Context, customers []string, openMs int6
 		s.k.joinKeys(), args...).Slice()
 }
 
-// joinBatcher coalesces the joins that reach a pod at the same moment into
-// one script call: while one call is in flight the next joins gather, so
-// under load each call carries many joins and Redis runs one script
-// (one TIME, one round trip) for all of them. Once a call carried several,
-// the next one also gathers for up to linger, until it holds as many: under
-// a spike that fills batches at the cost of a millisecond or two per join.
-// Alone, a join goes at once.
-type joinBatcher struct {
-	st     *store
-	live   *liveSettings
-	max    int
-	linger time.Duration
-	reqs   chan *joinReq
-}
-
-type joinReq struct {
-	req  JoinRequest
-	done chan joinRes // buffered: the batcher never blocks on a gone caller
-}
-
-type joinRes struct {
-	p   place
-	err error
+// newJoinBatcher coalesces the joins that reach a pod at the same moment
+// into one script call: while one call is in flight the next joins gather,
+// so under load each call carries many joins and Redis runs one script
+// (one TIME, one round trip) for all of them. With linger, a call after one
+// that carried several also gathers until it holds as many: under a spike
+// that fills batches at the cost of a millisecond or two per join. Alone, a
+// join goes at once.
+func newJoinBatcher(st *store, live *liveSettings, max int, linger time.Duration) *coalesce.Batcher[JoinRequest, place] {
+	return coalesce.New(min(max, maxJoinBatch), requestTimeout, func(ctx context.Context, reqs []JoinRequest) ([]place, error) {
+		return st.joinRequests(ctx, reqs, live.Load())
+	}).WithLinger(linger)
 }
 
 // maxJoinBatch bounds a batch: the script unpacks its places into one
 // ZADD and one HSET, within Lua's stack.
 const maxJoinBatch = 1000
-
-func newJoinBatcher(st *store, live *liveSettings, max int, linger time.Duration) *joinBatcher {
-	max = min(max, maxJoinBatch)
-	return &joinBatcher{st: st, live: live, max: max, linger: linger, reqs: make(chan *joinReq, 4*max)}
-}
-
-// join queues req and waits for its batch.
-func (b *joinBatcher) join(ctx context.Context, req JoinRequest) (place, error) {
-	r := &joinReq{req: req, done: make(chan joinRes, 1)}
-	select {
-	case b.reqs <- r:
-	case <-ctx.Done():
-		return place{}, ctx.Err()
-	}
-	select {
-	case res := <-r.done:
-		return res.p, res.err
-	case <-ctx.Done():
-		return place{}, ctx.Err()
-	}
-}
-
-// gather adds the joins already waiting to batch, then, while the batch
-// holds fewer than enough, goes on gathering for at most b.linger.
-func (b *joinBatcher) gather(batch *[]*joinReq, enough int) {
-waiting:
-	for len(*batch) < b.max {
-		select {
-		case r := <-b.reqs:
-			*batch = append(*batch, r)
-		default:
-			break waiting
-		}
-	}
-	enough = min(enough, b.max)
-	if len(*batch) >= enough || b.linger <= 0 {
-		return
-	}
-	deadline := time.NewTimer(b.linger)
-	defer deadline.Stop()
-	for len(*batch) < enough {
-		select {
-		case r := <-b.reqs:
-			*batch = append(*batch, r)
-		case <-deadline.C:
-			return
-		}
-	}
-}
-
-// run sends batches until ctx is cancelled.
-func (b *joinBatcher) run(ctx context.Context) {
-	batch := make([]*joinReq, 0, b.max)
-	reqs := make([]JoinRequest, 0, b.max)
-	last := 0 // joins in the last call
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case r := <-b.reqs:
-			batch = append(batch[:0], r)
-		}
-		// Linger only while joins arrive together (the last call carried
-		// several), and only until as many as then are waiting: more
-		// arrive with the next call. Waiting longer filled batches, but
-		// held every join back by the whole linger once clients waited
-		// on their answers to send more.
-		enough := 0
-		if last > 1 {
-			enough = last
-		}
-		b.gather(&batch, enough)
-		last = len(batch)
-		reqs = reqs[:0]
-		for _, r := range batch {
-			reqs = append(reqs, r.req)
-		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
-		places, err := b.st.joinRequests(cctx, reqs, b.live.Load())
-		cancel()
-		for i, r := range batch {
-			if err != nil {
-				r.done <- joinRes{err: err}
-			} else {
-				r.done <- joinRes{p: places[i]}
-			}
-		}
-	}
-}

@@ -156,47 +156,6 @@ func recordOf(t *testing.T, st *store, customer string) []string {
 	return f
 }
 
-// TestGatherLingersUntilEnough: a batch lingers only while it holds fewer
-// joins than enough (the last call's size), and goes as soon as it has
-// them. The linger is two seconds, so the bounds hold on a loaded machine.
-func TestGatherLingersUntilEnough(t *testing.T) {
-	const linger = 2 * time.Second
-	b := newJoinBatcher(nil, nil, 256, linger)
-	queued := func(n int) {
-		for range n {
-			b.reqs <- &joinReq{done: make(chan joinRes, 1)}
-		}
-	}
-	gather := func(enough int) (int, time.Duration) {
-		batch := []*joinReq{}
-		start := time.Now()
-		b.gather(&batch, enough)
-		return len(batch), time.Since(start)
-	}
-
-	queued(5)
-	if n, took := gather(5); n != 5 || took >= linger/2 {
-		t.Fatalf("enough waiting: gathered %d in %v, want 5 at once", n, took)
-	}
-	queued(3)
-	if n, took := gather(0); n != 3 || took >= linger/2 {
-		t.Fatalf("no linger asked: gathered %d in %v, want the 3 waiting at once", n, took)
-	}
-	queued(3)
-	if n, took := gather(5); n != 3 || took < linger {
-		t.Fatalf("too few and none arriving: gathered %d in %v, want 3 after the whole linger", n, took)
-	}
-	queued(3)
-	go func() { time.Sleep(50 * time.Millisecond); queued(2) }()
-	if n, took := gather(5); n != 5 || took >= linger/2 {
-		t.Fatalf("the missing two arrive: gathered %d in %v, want 5 as soon as they came", n, took)
-	}
-	queued(300)
-	if n, _ := gather(1000); n != 256 {
-		t.Fatalf("gathered %d, want at most the batch's maximum 256", n)
-	}
-}
-
 // TestPlaceWithoutRecord: a customer who joined after opening waits with
 // no record in the customers hash, and every script that reads records
 // finds the place in the queue instead: repeat joins on both paths (also

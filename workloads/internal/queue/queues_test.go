@@ -246,7 +246,7 @@ func TestCodeRace(t *testing.T) {
 	b := newJoinBatcher(st, live, 64, time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go b.run(ctx)
+	go b.Run(ctx)
 	key := []byte("0123456789abcdef0123456789abcdef")
 	c, err := accesscode.Check(key, testEvent, accesscode.Issue(key, testEvent, "presale", 1))
 	if err != nil {
@@ -263,7 +263,7 @@ func TestCodeRace(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			cust := fmt.Sprintf("c%04d", i)
-			p, err := b.join(context.Background(), JoinRequest{Customer: cust, Queue: "invited", CodeHash: hash})
+			p, err := b.Do(context.Background(), JoinRequest{Customer: cust, Queue: "invited", CodeHash: hash})
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -288,7 +288,7 @@ func TestCodeRace(t *testing.T) {
 	if owner := rdb.HGet(context.Background(), st.k.codes, hash).Val(); owner != winners[0] {
 		t.Fatalf("code bound to %q, want %q", owner, winners[0])
 	}
-	p, err := b.join(context.Background(), JoinRequest{Customer: winners[0], Queue: "invited", CodeHash: hash})
+	p, err := b.Do(context.Background(), JoinRequest{Customer: winners[0], Queue: "invited", CodeHash: hash})
 	if err != nil || p.Created || p.Refused != "" || p.Queue != "invited" {
 		t.Fatalf("the winner again: %+v %v, want their place", p, err)
 	}

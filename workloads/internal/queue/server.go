@@ -26,6 +26,7 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesscode"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
+	"github.com/ticketfair/ticketfair/workloads/internal/coalesce"
 	"github.com/ticketfair/ticketfair/workloads/internal/httpapi"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/pow"
@@ -84,10 +85,10 @@ type service struct {
 	verifier *identity.Verifier
 	m        *metrics
 	pub      stateServer
-	joins    *joinBatcher      // nil: one script call per join
-	pow      *pow.Gate         // nil: joins need no proof of work
-	limits   *ratelimit.Policy // limits joins and polls per identity and network
-	codeKey  []byte            // the event's access codes key; nil: codes are refused
+	joins    *coalesce.Batcher[JoinRequest, place] // nil: one script call per join
+	pow      *pow.Gate                             // nil: joins need no proof of work
+	limits   *ratelimit.Policy                     // limits joins and polls per identity and network
+	codeKey  []byte                                // the event's access codes key; nil: codes are refused
 }
 
 func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(net.Addr)) error {
@@ -176,7 +177,7 @@ func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(ne
 		s.joins = newJoinBatcher(s.st, s.live, cfg.JoinBatch, cfg.JoinLinger)
 		jctx, jcancel := context.WithCancel(context.WithoutCancel(ctx))
 		jdone := make(chan struct{})
-		go func() { s.joins.run(jctx); close(jdone) }()
+		go func() { s.joins.Run(jctx); close(jdone) }()
 		defer func() { jcancel(); <-jdone }()
 	}
 	loops := []httpapi.Background{func(ctx context.Context) error { s.snap.run(ctx); return nil }}
@@ -336,7 +337,7 @@ func (s *service) join(w http.ResponseWriter, r *http.Request) error {
 	}
 	var p place
 	if s.joins != nil {
-		p, err = s.joins.join(ctx, jr)
+		p, err = s.joins.Do(ctx, jr)
 	} else {
 		p, err = s.st.joinOne(ctx, jr, s.live.Load())
 	}
