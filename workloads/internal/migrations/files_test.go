@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The ticketfair Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package migrations
 
 import (
@@ -60,9 +76,9 @@ func TestCreateFunctionPattern(t *testing.T) {
 	for text, want := range map[string]string{
 		"CREATE OR REPLACE FUNCTION hold_seats(p bigint)": "hold_seats",
 		"create function\n  confirm_payment (x int)":      "confirm_payment",
-		"CREATE PROCEDURE public.sweep()":                  "public.sweep",
-		"DROP FUNCTION IF EXISTS hold_refuse(boolean)":     "",
-		"EXECUTE FUNCTION outbox_notify();":                "",
+		"CREATE PROCEDURE public.sweep()":                 "public.sweep",
+		"DROP FUNCTION IF EXISTS hold_refuse(boolean)":    "",
+		"EXECUTE FUNCTION outbox_notify();":               "",
 	} {
 		got := ""
 		if m := createFunction.FindStringSubmatch(text); m != nil {
