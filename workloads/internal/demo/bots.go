@@ -148,6 +148,9 @@ func crowdNetworks(customers int) int {
 // botProtection turns the proof of work on in q when the sale asks for it
 // or has bots.
 func (s *sale) botProtection(q *config.Queue) {
+	if s.o.PollLimit > 0 {
+		q.PollPerIdentity = s.o.PollLimit
+	}
 	d := s.o.PowDifficulty
 	if d == 0 && s.o.Bots > 0 {
 		d = botsPowDifficulty
