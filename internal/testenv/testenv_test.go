@@ -91,12 +91,13 @@ func TestPostgresWithPgx(t *testing.T) {
 }
 
 func TestKafkaProduceConsumeWithKafkaGo(t *testing.T) {
-	brokers := KafkaBrokers(t, "smoke")
+	cfg := Kafka(t)
+	brokers := cfg.Brokers
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	w := &kafka.Writer{
 		Addr:         kafka.TCP(brokers...),
-		Topic:        "smoke",
+		Topic:        cfg.TopicTicketIssued,
 		RequiredAcks: kafka.RequireAll,
 		Balancer:     &kafka.Hash{},
 	}
@@ -112,7 +113,7 @@ func TestKafkaProduceConsumeWithKafkaGo(t *testing.T) {
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers:     brokers,
 		GroupID:     "smoke-group",
-		Topic:       "smoke",
+		Topic:       cfg.TopicTicketIssued,
 		StartOffset: kafka.FirstOffset,
 		MaxWait:     100 * time.Millisecond,
 	})

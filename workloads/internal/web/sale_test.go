@@ -37,7 +37,6 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/config"
 	"github.com/ticketfair/ticketfair/workloads/internal/accesstoken"
 	"github.com/ticketfair/ticketfair/workloads/internal/booking"
-	"github.com/ticketfair/ticketfair/workloads/internal/events"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
 	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
 	"github.com/ticketfair/ticketfair/workloads/internal/pow"
@@ -81,7 +80,7 @@ func startSale(t *testing.T) *sale {
 	t.Helper()
 	redisURL, rdb := testenv.RedisDB(t) // the same database as the services
 	dbURL := testenv.PostgresURL(t)
-	brokers := testenv.KafkaBrokers(t, events.TopicTicketIssued, events.TopicRefundRequested)
+	kafka := testenv.Kafka(t) // the binary's broker, topics of this test's own
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
@@ -163,7 +162,6 @@ func startSale(t *testing.T) *sale {
 	b.SeatMapRefresh = 200 * time.Millisecond
 	bookingURL := start("booking", func(ready func(net.Addr)) error { return booking.Run(ctx, b, ready) })
 
-	kafka := config.Kafka{Brokers: brokers, TopicTicketIssued: events.TopicTicketIssued, TopicRefundRequested: events.TopicRefundRequested}
 	r := defaults[config.Relay](t)
 	r.HTTPAddr, r.DatabaseURL, r.Kafka, r.PollInterval = local, dbURL, kafka, 100*time.Millisecond
 	start("relay", func(ready func(net.Addr)) error { return relay.Run(ctx, r, ready) })
