@@ -148,8 +148,8 @@ func crowdNetworks(customers int) int {
 // botProtection turns the proof of work on in q when the sale asks for it
 // or has bots.
 func (s *sale) botProtection(q *config.Queue) {
-	if s.o.PollLimit > 0 {
-		q.PollPerIdentity = s.o.PollLimit
+	if s.o.JoinLimit > 0 {
+		q.JoinPerIdentity = s.o.JoinLimit
 	}
 	d := s.o.PowDifficulty
 	if d == 0 && s.o.Bots > 0 {

@@ -97,9 +97,9 @@ type Options struct {
 	// PowDifficulty asks every join for a proof of work of this many bits
 	// (0: none unless there are bots).
 	PowDifficulty int
-	// PollLimit, when set, is the queue's limit on polls of the per-person
-	// endpoint per identity and rate-limit window (0: the queue's default).
-	PollLimit int
+	// JoinLimit, when set, is the queue's limit on joins per identity and
+	// rate-limit window (0: the queue's default).
+	JoinLimit int
 	// Phases runs a presale before the general sale (phases.go's
 	// salePhases): members and code holders from the opening, everyone
 	// PresaleFor later, members then weighted 3 to 1. Members and
