@@ -42,7 +42,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
@@ -52,7 +51,6 @@ import (
 	"github.com/ticketfair/ticketfair/workloads/internal/booking"
 	"github.com/ticketfair/ticketfair/workloads/internal/database"
 	"github.com/ticketfair/ticketfair/workloads/internal/identity"
-	"github.com/ticketfair/ticketfair/workloads/internal/migrations"
 	"github.com/ticketfair/ticketfair/workloads/internal/queue"
 	"github.com/ticketfair/ticketfair/workloads/internal/zone"
 	"github.com/ticketfair/ticketfair/workloads/queueapi"
@@ -360,20 +358,11 @@ func (s *services) stop() {
 
 func startServices(ctx context.Context, redisURL, pgURL string) (*services, error) {
 	s := &services{identitySecret: "bench-identity-secret"}
-	conn, err := pgx.Connect(ctx, pgURL)
+	db, err := createDatabase(ctx, pgURL, "ticketfair")
 	if err != nil {
 		return nil, err
 	}
-	_, err = conn.Exec(ctx, "CREATE DATABASE ticketfair")
-	conn.Close(ctx)
-	if err != nil {
-		return nil, err
-	}
-	db := strings.Replace(pgURL, "/postgres?", "/ticketfair?", 1)
 	s.databaseURL = db
-	if err := migrations.Up(ctx, db); err != nil {
-		return nil, err
-	}
 	pool, err := pgxpool.New(ctx, db)
 	if err != nil {
 		return nil, err

@@ -289,11 +289,11 @@ func (w *worker) send(ctx context.Context, j *job) {
 		err = w.deliver(ctx, msg)
 	}
 	w.s.seconds.Observe(time.Since(start).Seconds())
-	// Record with a context of its own: a mail the server accepted while
-	// the service stops must still be marked.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
 	if err != nil {
+		// Record with a context of its own, as markSentRetrying does: the
+		// outcome must be kept while the service stops.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
 		w.s.failures.Inc()
 		delay := retry.Backoff(j.Attempts, w.s.cfg.RetryMin, w.s.cfg.RetryMax)
 		w.log.Warn("ticket mail not sent; retrying", "key", j.Key, "attempt", j.Attempts+1, "retry_in", delay, "err", err)
