@@ -45,12 +45,12 @@ type Booking struct {
 	// Venue is the venue model (a JSON Venue); VenueFile names a file that
 	// holds one, such as a mounted ConfigMap key. At most one of Seating,
 	// Venue and VenueFile is set.
-	Venue     string `env:"TICKETFAIR_VENUE" flag:"venue" usage:"the venue to seed and sell, as JSON: {categories, sections: [{name, kind, category, rank, capacity, rows}]} (instead of seating)"`
-	VenueFile string `env:"TICKETFAIR_VENUE_FILE" flag:"venue-file" usage:"file holding the venue as JSON (instead of venue or seating)"`
-	Currency             string        `env:"TICKETFAIR_CURRENCY" flag:"currency" default:"EUR" usage:"ISO 4217 currency of the event's prices"`
-	SweepBatch           int           `env:"TICKETFAIR_SWEEP_BATCH" flag:"sweep-batch" default:"500" usage:"rows the sweeper claims per statement"`
-	SeatMapRefresh       time.Duration `env:"TICKETFAIR_SEAT_MAP_REFRESH" flag:"seat-map-refresh" default:"1s" usage:"how old the cached seat map gets before a refresh (while one runs, a map up to 5 times as old is served)"`
-	DatabaseMaxConns     int           `env:"TICKETFAIR_DATABASE_MAX_CONNS" flag:"database-max-conns" default:"20" usage:"size of the PostgreSQL connection pool"`
+	Venue            string        `env:"TICKETFAIR_VENUE" flag:"venue" usage:"the venue to seed and sell, as JSON: {categories, sections: [{name, kind, category, rank, capacity, rows}]} (instead of seating)"`
+	VenueFile        string        `env:"TICKETFAIR_VENUE_FILE" flag:"venue-file" usage:"file holding the venue as JSON (instead of venue or seating)"`
+	Currency         string        `env:"TICKETFAIR_CURRENCY" flag:"currency" default:"EUR" usage:"ISO 4217 currency of the event's prices"`
+	SweepBatch       int           `env:"TICKETFAIR_SWEEP_BATCH" flag:"sweep-batch" default:"500" usage:"rows the sweeper claims per statement"`
+	SeatMapRefresh   time.Duration `env:"TICKETFAIR_SEAT_MAP_REFRESH" flag:"seat-map-refresh" default:"1s" usage:"how old the cached seat map gets before a refresh (while one runs, a map up to 5 times as old is served)"`
+	DatabaseMaxConns int           `env:"TICKETFAIR_DATABASE_MAX_CONNS" flag:"database-max-conns" default:"20" usage:"size of the PostgreSQL connection pool"`
 }
 
 // DefaultPaymentTimeout is the payment timeout when none is set: 4/5 of the
