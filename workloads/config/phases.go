@@ -16,7 +16,14 @@ limitations under the License.
 
 package config
 
-import "time"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
 
 // Phase is one sale phase of an event: from OpensAt, the people its queues
 // accept are admitted. The queue reads the phases as JSON from
@@ -45,4 +52,85 @@ type PhaseQueue struct {
 	Tiers []string `json:"tiers,omitempty"`
 	// AccessCode: entry needs an access code issued for the phase.
 	AccessCode bool `json:"accessCode,omitempty"`
+}
+
+// phaseName is what a phase or queue may be called: it is part of Redis
+// keys, queueIds and access codes (the CRD's rule on phases[].name).
+var phaseName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$`)
+
+// sectionName is what a section may be called (the CRD's rule on
+// seating.sections[].name).
+var sectionName = regexp.MustCompile(`^[A-Za-z0-9]{1,16}$`)
+
+// ParsePhases reads phases as the queue and booking get them (a JSON list
+// of Phase, "" for none) and checks the rules both keep to (CheckPhases).
+func ParsePhases(s string) ([]Phase, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ps []Phase
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ps); err != nil {
+		return nil, &FieldError{Rule: "not a JSON list of phases: " + err.Error()}
+	}
+	return ps, CheckPhases(ps, false)
+}
+
+// CheckPhases checks the rules of a sale's phases: names, queues, weights
+// and seat limits; with queue, also what the queue needs (booking's
+// rendering leaves it out): every phase opens, after the one before it,
+// with at least one queue. A broken rule is a *FieldError whose Path is
+// inside the list ("[1].queues[0].weight"); Within names the list.
+func CheckPhases(ps []Phase, queue bool) error {
+	var errs []error
+	bad := func(path string, v any, rule string) {
+		if s, ok := v.(string); ok {
+			v = fmt.Sprintf("%q", s)
+		}
+		errs = append(errs, &FieldError{Path: path, Value: v, Rule: rule})
+	}
+	names := map[string]bool{}
+	for i, p := range ps {
+		at := fmt.Sprintf("[%d]", i)
+		if !phaseName.MatchString(p.Name) {
+			bad(at+".name", p.Name, "must be lower-case letters, digits and '-', at most 32")
+		} else if names[p.Name] {
+			bad(at+".name", p.Name, "named twice")
+		}
+		names[p.Name] = true
+		if queue {
+			switch {
+			case p.OpensAt.IsZero():
+				bad(at+".opensAt", nil, "required: when the phase's queues open")
+			case i > 0 && !p.OpensAt.After(ps[i-1].OpensAt):
+				bad(at+".opensAt", p.OpensAt.Format(time.RFC3339), fmt.Sprintf("must be after [%d].opensAt", i-1))
+			}
+			if len(p.Queues) == 0 {
+				bad(at+".queues", nil, "at least one queue")
+			}
+		}
+		if p.MaxSeatsPerCustomer < 0 {
+			bad(at+".maxSeatsPerCustomer", p.MaxSeatsPerCustomer, "must be at least 1 (unset: the event's limit)")
+		}
+		for j, sec := range p.Sections {
+			if !sectionName.MatchString(sec) {
+				bad(fmt.Sprintf("%s.sections[%d]", at, j), sec, "must be a section's name, 1 to 16 letters or digits")
+			}
+		}
+		seen := map[string]bool{}
+		for j, q := range p.Queues {
+			qat := fmt.Sprintf("%s.queues[%d]", at, j)
+			if !phaseName.MatchString(q.Name) {
+				bad(qat+".name", q.Name, "must be lower-case letters, digits and '-', at most 32")
+			} else if seen[q.Name] {
+				bad(qat+".name", q.Name, "listed twice in the phase")
+			}
+			seen[q.Name] = true
+			if q.Weight < 1 {
+				bad(qat+".weight", q.Weight, "must be at least 1")
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -98,7 +98,8 @@ func (q *Queue) ApplyTicketEvent(spec v1alpha1.TicketEventSpec) error {
 }
 
 // queuePhases renders spec.phases as the queue's TICKETFAIR_PHASES: a JSON
-// list of Phase ("" without phases).
+// list of Phase ("" without phases), checked by the queue's rules in the
+// spec's words.
 func queuePhases(src []v1alpha1.SalePhase) (string, error) {
 	if len(src) == 0 {
 		return "", nil
@@ -113,6 +114,9 @@ func queuePhases(src []v1alpha1.SalePhase) (string, error) {
 			ph.Queues = append(ph.Queues, PhaseQueue{Name: q.Name, Weight: int(q.Weight), Tiers: q.Tiers, AccessCode: q.AccessCode})
 		}
 		out = append(out, ph)
+	}
+	if err := CheckPhases(out, true); err != nil {
+		return "", Within("spec.phases", err)
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

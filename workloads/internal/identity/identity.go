@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/mail"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -73,10 +72,6 @@ type Identity struct {
 // maxTierBytes bounds a tier: it names a presale group, not data.
 const maxTierBytes = 64
 
-// registeredClaims are the claims the verifier reads itself: none of them
-// can be the tier claim.
-var registeredClaims = []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
-
 // New builds a verifier from the configuration: the HMAC secret when set,
 // else the JWKS URL (fetched in the background and refreshed; ctx bounds it).
 func New(ctx context.Context, cfg config.Identity) (*Verifier, error) {
@@ -97,11 +92,8 @@ func New(ctx context.Context, cfg config.Identity) (*Verifier, error) {
 	default:
 		return nil, errors.New("identity: set TICKETFAIR_IDENTITY_HMAC_SECRET or TICKETFAIR_IDENTITY_JWKS_URL")
 	}
-	if cfg.IdentityIssuer == "" || cfg.IdentityAudience == "" {
-		return nil, errors.New("identity: issuer and audience are required")
-	}
-	if slices.Contains(registeredClaims, cfg.TierClaim) {
-		return nil, fmt.Errorf("identity: tier claim %q is a registered claim", cfg.TierClaim)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("identity: %w", err)
 	}
 	v := &Verifier{keyfunc: kf, tierClaim: cfg.TierClaim, emailClaim: cfg.EmailClaim, parser: jwt.NewParser(
 		jwt.WithValidMethods(methods),

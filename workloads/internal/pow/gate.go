@@ -53,16 +53,11 @@ type Gate struct {
 }
 
 // NewGate returns the gate of cfg, or nil when cfg turns it off
-// (difficulty 0). A gate needs keys.
+// (difficulty 0). A gate needs keys. cfg's rules are config.Queue's
+// (Validate), which the queue checks first.
 func NewGate(cfg config.ProofOfWork, eventID int64, rates Rates) (*Gate, error) {
 	if cfg.PowDifficulty <= 0 {
 		return nil, nil
-	}
-	if cfg.PowDifficulty > MaxDifficulty || cfg.PowMaxDifficulty > MaxDifficulty {
-		return nil, errors.New("pow: TICKETFAIR_POW_DIFFICULTY and TICKETFAIR_POW_MAX_DIFFICULTY must be at most 32")
-	}
-	if cfg.PowTTL <= 0 {
-		return nil, errors.New("pow: TICKETFAIR_POW_TTL must be positive")
 	}
 	keys, err := ParseKeys(cfg.PowKeys)
 	if err != nil {

@@ -35,11 +35,13 @@ import (
 	"math/bits"
 	"strings"
 	"time"
+
+	"github.com/ticketfair/ticketfair/workloads/config"
 )
 
 // MaxDifficulty bounds the difficulty of a challenge: 2^32 hashes are
 // minutes in a browser, far past anything a sale should ask.
-const MaxDifficulty = 32
+const MaxDifficulty = config.MaxPowDifficulty
 
 // MaxNonceLen bounds a nonce: a solver counts, and a 64-bit counter in
 // decimal is 20 characters.

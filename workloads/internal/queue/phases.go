@@ -17,10 +17,8 @@ limitations under the License.
 package queue
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"slices"
 	"time"
 
@@ -33,60 +31,6 @@ type queueDef struct {
 	Name    string
 	Weight  int
 	OpensAt time.Time // zero: open from the start
-}
-
-// queueName is what a queue or phase may be called: it is part of Redis
-// keys, queueIds and access codes.
-var queueName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$`)
-
-// parsePhases reads the phases' JSON (Queue.Phases).
-func parsePhases(s string) ([]config.Phase, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var ps []config.Phase
-	if err := json.Unmarshal([]byte(s), &ps); err != nil {
-		return nil, fmt.Errorf("phases: %w", err)
-	}
-	return ps, nil
-}
-
-// validatePhases rejects phases out of order, unnamed, without queues or
-// with a weight below 1 (the CRD says the same with CEL).
-func validatePhases(ps []config.Phase) error {
-	names := map[string]bool{}
-	for i, p := range ps {
-		if !queueName.MatchString(p.Name) {
-			return fmt.Errorf("phases[%d].name %q: want lower-case letters, digits and '-', at most 32", i, p.Name)
-		}
-		if names[p.Name] {
-			return fmt.Errorf("phases[%d].name %q: named twice", i, p.Name)
-		}
-		names[p.Name] = true
-		if p.OpensAt.IsZero() {
-			return fmt.Errorf("phases[%d].opensAt: required", i)
-		}
-		if i > 0 && !p.OpensAt.After(ps[i-1].OpensAt) {
-			return fmt.Errorf("phases[%d].opensAt: must be after phases[%d].opensAt", i, i-1)
-		}
-		if len(p.Queues) == 0 {
-			return fmt.Errorf("phases[%d].queues: at least one queue", i)
-		}
-		seen := map[string]bool{}
-		for j, q := range p.Queues {
-			if !queueName.MatchString(q.Name) {
-				return fmt.Errorf("phases[%d].queues[%d].name %q: want lower-case letters, digits and '-', at most 32", i, j, q.Name)
-			}
-			if seen[q.Name] {
-				return fmt.Errorf("phases[%d].queues[%d].name %q: listed twice", i, j, q.Name)
-			}
-			seen[q.Name] = true
-			if q.Weight < 1 {
-				return fmt.Errorf("phases[%d].queues[%d].weight: must be at least 1", i, j)
-			}
-		}
-	}
-	return nil
 }
 
 // queues are the event's queues at now, in the order they first appear:

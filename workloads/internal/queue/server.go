@@ -108,8 +108,8 @@ type service struct {
 }
 
 func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(net.Addr)) error {
-	if cfg.EventID <= 0 {
-		return errors.New("queue: TICKETFAIR_EVENT_ID must be a positive event id")
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("queue: %w", err)
 	}
 	base, err := settingsFromConfig(cfg)
 	if err != nil {
@@ -274,7 +274,7 @@ var errPlaceLost = &httpapi.Error{Status: http.StatusNotFound, Code: "place_lost
 var errBadCustomer = httpapi.Errorf(http.StatusBadRequest, "bad_customer", "customer ids must not contain '|'")
 
 // handle maps errors to statuses in one place; the request's latency is
-// recorded by promhttp, labelled with op and the status code.
+// recorded by httpapi.Observe, labelled with op and the status code.
 func (s *service) handle(op string, fn httpapi.HandlerFunc) http.Handler {
 	return httpapi.Observe(s.m.requests, prometheus.Labels{"op": op}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := fn(w, r); err != nil {
@@ -379,7 +379,8 @@ func (s *service) join(w http.ResponseWriter, r *http.Request) error {
 }
 
 // challenge hands the caller a proof-of-work challenge for their join
-// (pow.Gate: its difficulty rises with the join rate of their network).
+// (pow.Gate: its difficulty rises with the join rates of their network and,
+// with PowSubjectPrefix, of their subject's prefix).
 func (s *service) challenge(w http.ResponseWriter, r *http.Request) error {
 	if err := s.event(r); err != nil {
 		return err

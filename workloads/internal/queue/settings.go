@@ -64,8 +64,8 @@ func (s Settings) validate() (Settings, error) {
 	default:
 		return s, fmt.Errorf("preQueue %q: want shuffle or fifo", s.PreQueue)
 	}
-	if err := validatePhases(s.Phases); err != nil {
-		return s, err
+	if err := config.CheckPhases(s.Phases, true); err != nil {
+		return s, config.Within("phases", err)
 	}
 	if len(s.Phases) > 0 {
 		// The sale opens with its first phase.
@@ -84,9 +84,9 @@ func settingsFromConfig(cfg config.Queue) (Settings, error) {
 		}
 		s.SalesOpenAt = t
 	}
-	ps, err := parsePhases(cfg.Phases)
+	ps, err := config.ParsePhases(cfg.Phases)
 	if err != nil {
-		return s, err
+		return s, config.Within("TICKETFAIR_PHASES", err)
 	}
 	s.Phases = ps
 	return s.validate()

@@ -86,7 +86,8 @@ type Relay struct {
 // TLS or SASL settings that cannot make a transport (a PEM that does not
 // parse, an unknown mechanism).
 func New(cfg config.Relay, pool *pgxpool.Pool, reg prometheus.Registerer) (*Relay, error) {
-	// Settings left unset take the defaults of their config tags.
+	// Settings left unset take the defaults of their config tags; a
+	// BackoffMax below BackoffMin is raised to it.
 	def := config.DefaultsOf[config.Relay]()
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = def.BatchSize
@@ -400,8 +401,8 @@ func CreateTopics(ctx context.Context, cfg config.Kafka) error {
 // Run serves `ticketfair relay`: the relay loop plus /healthz, /readyz and
 // /metrics on cfg.HTTPAddr, until ctx is cancelled.
 func Run(ctx context.Context, cfg config.Relay, ready func(net.Addr)) error {
-	if len(cfg.Brokers) == 0 || cfg.DatabaseURL == "" {
-		return errors.New("relay: database url and kafka brokers are required")
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("relay: %w", err)
 	}
 	if err := kafkaconn.Check(ctx, cfg.Kafka); err != nil {
 		return fmt.Errorf("relay: %w", err)
@@ -423,7 +424,8 @@ func Run(ctx context.Context, cfg config.Relay, ready func(net.Addr)) error {
 	}
 	defer r.Close()
 
-	// The relay loop's error ends the service (Kubernetes restarts it).
+	// The relay loop retries its own failures (a lost lock, session or
+	// publish) and stops only with ctx.
 	return httpapi.Run(ctx, httpapi.Server{Addr: cfg.HTTPAddr, Handler: r.Handler(reg),
 		Drain: cfg.DrainDelay, Grace: cfg.ShutdownGrace, Ready: ready}, r.Run)
 }
@@ -432,7 +434,7 @@ func Run(ctx context.Context, cfg config.Relay, ready func(net.Addr)) error {
 func (r *Relay) Handler(reg *prometheus.Registry) *httpapi.Mux {
 	mux := httpapi.NewMux()
 	// A standby replica is ready too: it is healthy and takes over the
-	// moment the active one goes away (ticketfair_relay_leader tells which
+	// moment the active one goes away (ticketfair_relay_active tells which
 	// one is active).
 	httpapi.Probes(mux, httpapi.Check{Name: "database", Fn: r.pool.Ping})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))

@@ -167,8 +167,8 @@ func (s *Sender) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	if err := Validate(s.cfg); err != nil {
-		return err
+	if err := s.cfg.Validate(); err != nil {
+		return fmt.Errorf("ticketmail: %w", err)
 	}
 	client, err := s.client()
 	if err != nil {
@@ -191,18 +191,18 @@ func (s *Sender) client() (*gomail.Client, error) {
 	opts := []gomail.Option{gomail.WithPort(s.cfg.SMTPPort), gomail.WithTimeout(smtpTimeout),
 		gomail.WithTLSConfig(&tls.Config{ServerName: s.cfg.SMTPHost, RootCAs: s.roots, MinVersion: tls.VersionTLS12})}
 	switch s.cfg.SMTPTLS {
-	case tlsNone:
+	case config.SMTPTLSNone:
 		opts = append(opts, gomail.WithTLSPolicy(gomail.NoTLS))
-	case tlsStartTLS:
+	case config.SMTPTLSStartTLS:
 		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSMandatory))
-	case tlsImplicit:
+	case config.SMTPTLSImplicit:
 		opts = append(opts, gomail.WithSSL())
 	}
 	if s.cfg.SMTPUsername != "" {
 		// Over TLS the server's best mechanism; in the clear PLAIN, which
-		// go-mail sends to a loopback server only (Validate checks).
+		// go-mail sends to a loopback server only (config.Mail's Validate checks).
 		auth := gomail.SMTPAuthAutoDiscover
-		if s.cfg.SMTPTLS == tlsNone {
+		if s.cfg.SMTPTLS == config.SMTPTLSNone {
 			auth = gomail.SMTPAuthPlain
 		}
 		opts = append(opts, gomail.WithSMTPAuth(auth),

@@ -33,14 +33,11 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
-	"reflect"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/ticketfair/ticketfair/workloads/config"
 )
 
 // Kind says why a mail is sent.
@@ -132,68 +129,6 @@ func Stats(ctx context.Context, pool *pgxpool.Pool, eventID int64) (Counts, erro
 		return Counts{}, fmt.Errorf("ticketmail: stats: %w", err)
 	}
 	return s, nil
-}
-
-// TLS modes of config.Mail.SMTPTLS.
-const (
-	tlsNone     = "none"
-	tlsStartTLS = "starttls"
-	tlsImplicit = "tls"
-)
-
-// Validate checks the mail settings. Without an SMTP host, mail is off and
-// nothing else is checked.
-func Validate(cfg config.Mail) error {
-	if cfg.SMTPHost == "" {
-		return nil
-	}
-	var errs []error
-	bad := func(field string, v any, why string) {
-		errs = append(errs, fmt.Errorf("--%s %v: %s", flagOf(field), v, why))
-	}
-	if cfg.SMTPPort < 1 || cfg.SMTPPort > 65535 {
-		bad("SMTPPort", cfg.SMTPPort, "want a port, 1..65535")
-	}
-	switch cfg.SMTPTLS {
-	case tlsStartTLS, tlsImplicit:
-	case tlsNone:
-		// go-mail refuses to send credentials in the clear elsewhere, so
-		// every mail would fail; say so at startup instead.
-		if cfg.SMTPUsername != "" && !loopback(cfg.SMTPHost) {
-			bad("SMTPTLS", cfg.SMTPTLS, "would send the SMTP password in the clear; allowed only to a loopback --"+flagOf("SMTPHost"))
-		}
-	default:
-		bad("SMTPTLS", fmt.Sprintf("%q", cfg.SMTPTLS), "want none, starttls or tls")
-	}
-	if a, err := mail.ParseAddress(cfg.From); err != nil {
-		bad("From", fmt.Sprintf("%q", cfg.From), "not an email address: "+err.Error())
-	} else if domainOf(a.Address) == "" {
-		bad("From", fmt.Sprintf("%q", cfg.From), "address without a domain")
-	}
-	if cfg.Workers < 1 {
-		bad("Workers", cfg.Workers, "want at least 1")
-	}
-	if cfg.RetryMin <= 0 {
-		bad("RetryMin", cfg.RetryMin, "want a positive duration")
-	}
-	if cfg.RetryMax < cfg.RetryMin {
-		bad("RetryMax", cfg.RetryMax, "want at least --"+flagOf("RetryMin")+" ("+cfg.RetryMin.String()+")")
-	}
-	return errors.Join(errs...)
-}
-
-// flagOf is the flag of a config.Mail field, as its tag names it.
-func flagOf(field string) string {
-	f, ok := reflect.TypeFor[config.Mail]().FieldByName(field)
-	if !ok {
-		return field
-	}
-	return f.Tag.Get("flag")
-}
-
-// loopback reports the hosts go-mail sends credentials to without TLS.
-func loopback(host string) bool {
-	return host == "localhost" || host == "127.0.0.1" || host == "::1"
 }
 
 func domainOf(addr string) string {

@@ -472,41 +472,6 @@ func TestEnqueueRefusesBadMail(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
-	good := config.DefaultsOf[config.Mail]()
-	good.SMTPHost = "smtp.example.com"
-	if err := Validate(good); err != nil {
-		t.Fatalf("defaults with a host: %v", err)
-	}
-	if err := Validate(config.Mail{}); err != nil {
-		t.Fatalf("no host (mail off): %v", err)
-	}
-	for name, c := range map[string]struct {
-		mut  func(*config.Mail)
-		flag string
-	}{
-		"port":        {func(c *config.Mail) { c.SMTPPort = 70000 }, "--mail-smtp-port"},
-		"tls":         {func(c *config.Mail) { c.SMTPTLS = "ssl" }, "--mail-smtp-tls"},
-		"clear creds": {func(c *config.Mail) { c.SMTPTLS, c.SMTPUsername = "none", "u" }, "--mail-smtp-tls"},
-		"from":        {func(c *config.Mail) { c.From = "tickets" }, "--mail-from"},
-		"workers":     {func(c *config.Mail) { c.Workers = 0 }, "--mail-workers"},
-		"retry min":   {func(c *config.Mail) { c.RetryMin = 0 }, "--mail-retry-min"},
-		"retry max":   {func(c *config.Mail) { c.RetryMax = c.RetryMin / 2 }, "--mail-retry-max"},
-	} {
-		cfg := good
-		c.mut(&cfg)
-		err := Validate(cfg)
-		if err == nil || !strings.Contains(err.Error(), c.flag) {
-			t.Errorf("%s: %v, want an error naming %s", name, err, c.flag)
-		}
-	}
-	loop := good
-	loop.SMTPHost, loop.SMTPTLS, loop.SMTPUsername = "127.0.0.1", "none", "u"
-	if err := Validate(loop); err != nil {
-		t.Errorf("credentials in the clear to loopback: %v", err)
-	}
-}
-
 func TestICSEscapesAndFolds(t *testing.T) {
 	long := strings.Repeat("ü", 60) // 120 octets: folds, never inside a character
 	cal := string(ics(calendarEvent{UID: "k@d", Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("", 3600)),

@@ -26,7 +26,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -112,6 +111,9 @@ type Service struct {
 
 // New builds the service on pool.
 func New(ctx context.Context, cfg config.Tickets, pool *pgxpool.Pool) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("tickets: %w", err)
+	}
 	keys, err := ParseKeys(cfg.TicketKeys)
 	if err != nil {
 		return nil, err
@@ -119,9 +121,6 @@ func New(ctx context.Context, cfg config.Tickets, pool *pgxpool.Pool) (*Service,
 	idv, err := identity.New(ctx, cfg.Identity)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.TopicTicketIssued == "" || cfg.ConsumerGroup == "" || len(cfg.Brokers) == 0 {
-		return nil, errors.New("tickets: brokers, topic and consumer group are required")
 	}
 	dialer, err := kafkaconn.Dialer(cfg.Kafka)
 	if err != nil {
@@ -132,9 +131,6 @@ func New(ctx context.Context, cfg config.Tickets, pool *pgxpool.Pool) (*Service,
 		if rules.StartsAt, err = time.Parse(time.RFC3339, cfg.StartsAt); err != nil {
 			return nil, fmt.Errorf("tickets: event start (TICKETFAIR_EVENT_STARTS_AT) must be RFC 3339: %w", err)
 		}
-	}
-	if err := ticketmail.Validate(cfg.Mail); err != nil {
-		return nil, fmt.Errorf("tickets: %w", err)
 	}
 	s := &Service{pool: pool, keys: keys, public: keys.PublicKeys(), identity: idv, m: newMetrics(), reg: prometheus.NewRegistry(),
 		gateSecret: cfg.GateSecret, transfers: rules}

@@ -210,10 +210,8 @@ func (e *edge) root(w http.ResponseWriter, r *http.Request) {
 
 // Run serves the edge on cfg.HTTPAddr until ctx is cancelled.
 func Run(ctx context.Context, cfg config.Edge, ready func(net.Addr)) error {
-	for name, raw := range map[string]string{"queue": cfg.QueueURL, "booking": cfg.BookingURL, "tickets": cfg.TicketsURL} {
-		if _, err := parseServiceURL(raw); err != nil {
-			return fmt.Errorf("edge: %s URL: %w", name, err)
-		}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("edge: %w", err)
 	}
 	h := NewEdge(EdgeConfig{
 		QueueURL: cfg.QueueURL, BookingURL: cfg.BookingURL, TicketsURL: cfg.TicketsURL,
