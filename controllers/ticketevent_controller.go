@@ -116,6 +116,7 @@ type TicketEventReconciler struct {
 type observed struct {
 	duplicateOf *ticketsv1alpha1.TicketEvent // holds the eventId; nothing is provisioned
 	missing     []string
+	invalid     error    // a workload would refuse its configuration; nothing is provisioned
 	secrets     []string // referred to but missing
 	migration   ticketsv1alpha1.MigrationStatus
 	deployments map[render.Component]*appsv1.Deployment // nil entry: not created yet
@@ -169,7 +170,11 @@ func (r *TicketEventReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	objs, err := render.Render(&te, r.Options)
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("render: %w", err)
+		// The spec got past the CRD, but a workload would refuse what it
+		// renders to: say so in status until the spec changes, rather
+		// than retry what cannot work.
+		obs.invalid = err
+		return r.writeStatus(ctx, &te, obs)
 	}
 	steps := []struct {
 		name string
@@ -455,6 +460,7 @@ func (r *TicketEventReconciler) now() time.Time {
 // Condition reasons.
 const (
 	reasonMissingConfiguration = "MissingConfiguration"
+	reasonInvalidConfiguration = "InvalidConfiguration"
 	reasonMigrationFailed      = "MigrationFailed"
 	reasonMigrating            = "Migrating"
 	reasonRollingOut           = "RollingOut"
@@ -525,6 +531,14 @@ func (r *TicketEventReconciler) computeStatus(te *ticketsv1alpha1.TicketEvent, o
 		set(ticketsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonMissingConfiguration, msg)
 		set(ticketsv1alpha1.ConditionReady, metav1.ConditionFalse, reasonMissingConfiguration, msg)
 		set(ticketsv1alpha1.ConditionProgressing, metav1.ConditionFalse, reasonMissingConfiguration, msg)
+		r.salesOpenCondition(te, obs, set)
+		return
+	}
+	if obs.invalid != nil {
+		msg := "nothing is provisioned: " + obs.invalid.Error()
+		set(ticketsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonInvalidConfiguration, msg)
+		set(ticketsv1alpha1.ConditionReady, metav1.ConditionFalse, reasonInvalidConfiguration, msg)
+		set(ticketsv1alpha1.ConditionProgressing, metav1.ConditionFalse, reasonInvalidConfiguration, msg)
 		r.salesOpenCondition(te, obs, set)
 		return
 	}

@@ -415,6 +415,32 @@ func TestTicketEventOperator(t *testing.T) {
 		}
 	})
 
+	// A spec the CRD admits but a workload would refuse (here SMTP
+	// credentials sent in the clear to a server across the network, which
+	// the tickets service refuses at start) provisions nothing, and
+	// Degraded says why, naming the field.
+	t.Run("invalid configuration", func(t *testing.T) {
+		op.namespace(t, "invalid")
+		te := provisionable("invalid", "clear")
+		te.Spec.EventID = 901
+		te.Spec.Delivery.Mail = &ticketsv1alpha1.Mail{From: "tickets@example.org", SMTP: ticketsv1alpha1.SMTP{Host: "smtp.example.org",
+			TLS: "none", CredentialsSecretRef: &corev1.LocalObjectReference{Name: "smtp"}}}
+		if err := c.Create(ctx, te); err != nil {
+			t.Fatalf("the CRD refuses it: %v", err)
+		}
+		got := waitCondition(t, c, client.ObjectKeyFromObject(te), ticketsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonInvalidConfiguration)
+		if msg := condition(got, ticketsv1alpha1.ConditionDegraded).Message; !strings.Contains(msg, `TICKETFAIR_MAIL_SMTP_TLS (--mail-smtp-tls): "none": would send the SMTP password in the clear`) {
+			t.Fatalf("Degraded message %q does not name the field and the rule", msg)
+		}
+		if c := condition(got, ticketsv1alpha1.ConditionReady); c.Status != metav1.ConditionFalse {
+			t.Fatalf("Ready %+v", c)
+		}
+		var ds appsv1.DeploymentList
+		if err := c.List(ctx, &ds, client.InNamespace("invalid")); err != nil || len(ds.Items) != 0 {
+			t.Fatalf("Deployments created for an invalid spec: %d, %v", len(ds.Items), err)
+		}
+	})
+
 	op.namespace(t, "sale")
 	sample := loadSample(t)
 	sample.Namespace = "sale"

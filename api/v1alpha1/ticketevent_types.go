@@ -25,7 +25,7 @@ import (
 // TicketEventSpec describes one sale: the event, its seating, and how people
 // are admitted from the waiting room into seat selection.
 // +kubebuilder:validation:XValidation:rule="!has(self.payment) || !has(self.payment.timeout) || !has(self.holds) || !has(self.holds.ttl) || !self.payment.timeout.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || !self.holds.ttl.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.payment.timeout) < duration(self.holds.ttl)",message="payment.timeout must be shorter than holds.ttl, so a payment cannot complete after its hold expired",fieldPath=".payment.timeout",reason=FieldValueInvalid
-// +kubebuilder:validation:XValidation:rule="!has(self.phases) || self.phases.all(p, !has(p.sections) || p.sections.all(n, self.seating.sections.exists(x, x.name == n)))",message="phases[].sections must name sections of seating.sections",fieldPath=".phases",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.phases) || !has(self.seating.sections) || self.phases.all(p, !has(p.sections) || p.sections.all(n, self.seating.sections.exists(x, x.name == n)))",message="phases[].sections must name sections of seating.sections",fieldPath=".phases",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!has(self.phases) || !has(self.holds) || !has(self.holds.maxSeatsPerCustomer) || self.phases.all(p, !has(p.maxSeatsPerCustomer) || p.maxSeatsPerCustomer <= self.holds.maxSeatsPerCustomer)",message="phases[].maxSeatsPerCustomer must not exceed holds.maxSeatsPerCustomer, the event's limit",fieldPath=".phases",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!has(self.startsAt) || self.startsAt > self.salesOpenAt",message="startsAt must be after salesOpenAt: the event starts after its sale opened",fieldPath=".startsAt",reason=FieldValueInvalid
 type TicketEventSpec struct {
@@ -56,7 +56,9 @@ type TicketEventSpec struct {
 	// +optional
 	StartsAt *metav1.Time `json:"startsAt,omitempty"`
 
-	// Seating is the event's seat inventory. It cannot be changed once set.
+	// Seating is the event's places: sections of seats and standing areas,
+	// inline or from a ConfigMap (seating.venueFrom). It cannot be changed
+	// once set.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="seating is immutable once set: seats may already be held or sold"
 	Seating Seating `json:"seating"`
 
@@ -146,34 +148,6 @@ type TicketEventSpec struct {
 	// restricted (see networkPolicy.enabled).
 	// +optional
 	NetworkPolicy *NetworkPolicy `json:"networkPolicy,omitempty"`
-}
-
-// Seating lists the sections of the venue.
-type Seating struct {
-	// Sections of the venue; seat ids are "<section>-<row>-<seat>". 1 to 100 sections.
-	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=100
-	// +listType=map
-	// +listMapKey=name
-	Sections []Section `json:"sections"`
-}
-
-// Section is a block of seats that share a price.
-type Section struct {
-	// Name of the section, used as the prefix of its seat ids.
-	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]{1,16}$`
-	Name string `json:"name"`
-	// Price of one seat as a decimal string, e.g. "89.50".
-	// +kubebuilder:validation:Pattern=`^[0-9]{1,10}(\.[0-9]{1,2})?$`
-	Price string `json:"price"`
-	// Rows in the section; 1 to 1000.
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=1000
-	Rows int32 `json:"rows"`
-	// SeatsPerRow is the number of seats in each row; 1 to 1000.
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=1000
-	SeatsPerRow int32 `json:"seatsPerRow"`
 }
 
 // PreQueueOrder says how the people who joined before sales opened are ordered.

@@ -34,7 +34,7 @@ const MigrationJobTTL = 24 * time.Hour
 
 // MigrationJobName changes with the image, so a new release migrates again.
 func MigrationJobName(te *ticketsv1alpha1.TicketEvent, opts Options) string {
-	sum := sha256.Sum256([]byte(image(te, opts, Migrate) + "\n" + Seating(te.Spec.Seating.Sections)))
+	sum := sha256.Sum256([]byte(image(te, opts, Migrate) + "\n" + seatingKey(te.Spec.Seating)))
 	return te.Name + "-migrate-" + hex.EncodeToString(sum[:])[:8]
 }
 

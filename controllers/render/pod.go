@@ -141,6 +141,7 @@ func podSpec(te *ticketsv1alpha1.TicketEvent, opts Options, c Component, env ren
 		Tolerations:  w.Tolerations,
 		Affinity:     w.Affinity,
 	}
+	mountVenue(te, c, &spec) // seating.venueFrom: booking and migrate
 	if c == Queue {
 		spec.ServiceAccountName = ServiceAccountName(te)
 		spec.AutomountServiceAccountToken = ptr.To(true)

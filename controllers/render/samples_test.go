@@ -298,6 +298,19 @@ func checkMapping(t *testing.T, where string, te *ticketsv1alpha1.TicketEvent) {
 		t.Errorf("%s: the queue cannot read its ConfigMap: %v", where, err)
 		return
 	}
+	// Each workload reads its ConfigMap and passes the rules it checks at
+	// its start (config's Validate; credentials, from Secrets, aside).
+	for _, w := range []struct {
+		c   Component
+		cfg interface{ Validate() error }
+	}{{Queue, &config.Queue{}}, {Booking, &config.Booking{}}, {Relay, &config.Relay{}}, {Tickets, &config.Tickets{}}} {
+		data := o.ConfigMaps[w.c].Data
+		if err := config.LoadFrom(nil, nil, func(k string) (string, bool) { v, ok := data[k]; return v, ok }, w.cfg); err != nil {
+			t.Errorf("%s: %s cannot read its ConfigMap: %v", where, w.c, err)
+		} else if err := w.cfg.Validate(); err != nil {
+			t.Errorf("%s: %s would refuse its ConfigMap: %v", where, w.c, err)
+		}
+	}
 	a := te.Spec.Admission
 	for name, want := range map[string]*time.Duration{
 		"tickInterval": durationPtr(a.TickInterval), "tokenTTL": durationPtr(a.TokenTTL),

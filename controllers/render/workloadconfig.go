@@ -114,7 +114,9 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 		brefs.secret(&b.StripeWebhookSecrets, *s.Payment.StripeWebhookSecretRef)
 	}
 	brefs.secret(&b.ServiceToken, corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: keys}, Key: KeyServiceToken})
-	b.Seating = Seating(s.Seating.Sections)
+	if err := bookingSeating(&b, s.Seating); err != nil {
+		return nil, err
+	}
 	if b.Phases, err = bookingPhases(s.Phases); err != nil {
 		return nil, err
 	}
@@ -153,7 +155,41 @@ func workloadConfigs(te *ticketsv1alpha1.TicketEvent) (map[Component]workloadCon
 		return nil, err
 	}
 	out[Tickets] = workloadConfig{vars: config.Render(&t), refs: trefs, port: port}
+
+	// Each workload's own rules, which it checks again at its start: a
+	// spec that gets past the CRD but that a workload would refuse stops
+	// here, in the event's status, rather than in a crash loop.
+	for _, c := range []struct {
+		name Component
+		cfg  interface{ Validate() error }
+		refs envRefs
+	}{{Queue, &q, qrefs}, {Booking, &b, brefs}, {Relay, &r, rrefs}, {Tickets, &t, trefs}} {
+		if err := validateAsStarted(c.cfg, c.refs); err != nil {
+			return nil, fmt.Errorf("%s configuration: %w", c.name, err)
+		}
+	}
 	return out, nil
+}
+
+// validateAsStarted checks cfg (a pointer) as its workload will at start,
+// when the fields that come from a Secret or the downward API hold
+// values: a rule on whether one is set (SMTP credentials in the clear,
+// say) then sees it set. Their values are the key packages' to check.
+func validateAsStarted(cfg interface{ Validate() error }, refs envRefs) error {
+	for f := range refs {
+		if p, ok := f.(*string); ok {
+			*p = "(from " + refSource(refs[f]) + ")"
+			defer func() { *p = "" }()
+		}
+	}
+	return cfg.Validate()
+}
+
+func refSource(s *corev1.EnvVarSource) string {
+	if s.SecretKeyRef != nil {
+		return "Secret " + s.SecretKeyRef.Name
+	}
+	return "the pod"
 }
 
 func identity(dst *config.Identity, id *ticketsv1alpha1.Identity, refs envRefs) {
@@ -261,6 +297,9 @@ func Seating(sections []ticketsv1alpha1.Section) string {
 
 // SeatsTotal is the number of seats of the seating.
 func SeatsTotal(te *ticketsv1alpha1.TicketEvent) int64 {
+	if n, ok := venuePlaces(te.Spec.Seating); ok {
+		return n // the venue model: seats not blocked, plus standing capacity
+	}
 	var n int64
 	for _, s := range te.Spec.Seating.Sections {
 		n += int64(s.Rows) * int64(s.SeatsPerRow)

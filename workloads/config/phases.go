@@ -58,10 +58,6 @@ type PhaseQueue struct {
 // keys, queueIds and access codes (the CRD's rule on phases[].name).
 var phaseName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$`)
 
-// sectionName is what a section may be called (the CRD's rule on
-// seating.sections[].name).
-var sectionName = regexp.MustCompile(`^[A-Za-z0-9]{1,16}$`)
-
 // ParsePhases reads phases as the queue and booking get them (a JSON list
 // of Phase, "" for none) and checks the rules both keep to (CheckPhases).
 func ParsePhases(s string) ([]Phase, error) {
@@ -114,7 +110,7 @@ func CheckPhases(ps []Phase, queue bool) error {
 			bad(at+".maxSeatsPerCustomer", p.MaxSeatsPerCustomer, "must be at least 1 (unset: the event's limit)")
 		}
 		for j, sec := range p.Sections {
-			if !sectionName.MatchString(sec) {
+			if !venueName.MatchString(sec) {
 				bad(fmt.Sprintf("%s.sections[%d]", at, j), sec, "must be a section's name, 1 to 16 letters or digits")
 			}
 		}

@@ -45,6 +45,10 @@ type Queue struct {
 	// back.
 	JoinLinger time.Duration `env:"TICKETFAIR_JOIN_LINGER" flag:"join-linger" default:"2ms" usage:"how long a batch of joins gathers more while joins arrive together, at most until it holds as many as the last call (0: only those already waiting)"`
 
+	// AdmitStep spreads each tick's admissions over steps: people reach
+	// booking evenly instead of in a burst at every tick.
+	AdmitStep time.Duration `env:"TICKETFAIR_ADMIT_STEP" flag:"admit-step" default:"50ms" usage:"shortest admission step: each tick's admissions are spread evenly over steps at least this long (0: all at once, each tick)"`
+
 	// Admitter and leader election.
 	Admitter        bool          `env:"TICKETFAIR_ADMITTER" flag:"admitter" default:"true" usage:"run the admitter in this process"`
 	LeaderElection  bool          `env:"TICKETFAIR_LEADER_ELECTION" flag:"leader-election" default:"true" usage:"elect the admitter through a Kubernetes Lease; false runs a single admitter without election"`

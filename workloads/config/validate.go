@@ -41,6 +41,9 @@ type FieldError struct {
 func (e *FieldError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Field)
+	if e.Field != "" && e.Path != "" && e.Path[0] != '[' {
+		b.WriteByte('.')
+	}
 	b.WriteString(e.Path)
 	if e.Flag != "" {
 		fmt.Fprintf(&b, " (--%s)", e.Flag)
@@ -83,6 +86,7 @@ func (q Queue) Validate() error {
 	}
 	c.check(q.JoinBatch >= 1, &q.JoinBatch, "must be at least 1")
 	c.check(q.JoinLinger >= 0, &q.JoinLinger, "must not be negative")
+	c.check(q.AdmitStep >= 0, &q.AdmitStep, "must not be negative (0: one step per tick)")
 	if q.LeaderElection && q.Admitter {
 		c.check(q.LeaseDuration > q.RenewDeadline && q.RenewDeadline > q.RetryPeriod && q.RetryPeriod > 0, &q.LeaseDuration,
 			fmt.Sprintf("must be longer than the renew deadline (%s), itself longer than the retry period (%s) > 0", q.RenewDeadline, q.RetryPeriod))

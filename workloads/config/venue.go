@@ -87,7 +87,7 @@ type VenueRow struct {
 	Numbering string `json:"numbering,omitempty"`
 	// First is the first seat number (default 1; 2 for "even").
 	First int `json:"first,omitempty"`
-	// Gaps are positions (1 to Seats, from the left) after which the row is
+	// Gaps are positions (1 to Seats-1, from the left) after which the row is
 	// broken, by an aisle or a pillar: the seats on either side are not
 	// next to each other.
 	Gaps []int `json:"gaps,omitempty"`
