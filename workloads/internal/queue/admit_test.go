@@ -625,3 +625,44 @@ func TestAdmitterSurvivesLostEpoch(t *testing.T) {
 	default:
 	}
 }
+
+// TestAdmissionSpreadOverSteps: with an admission step, a tick's
+// admissions arrive spread over it, never ahead of the rate (at t after
+// the start, at most rate·t plus one step's share); without one they
+// arrive all at once, at the tick.
+func TestAdmissionSpreadOverSteps(t *testing.T) {
+	const rate = 100
+	run := func(step time.Duration) (firstSeen int64, ahead []string) {
+		t.Helper()
+		rdb := testenv.Redis(t)
+		st := newStore(rdb, testEvent)
+		set := testSettings()
+		set.MaxActive, set.RatePerSecond, set.TickInterval = 10_000, rate, time.Second
+		joinMany(t, st, set, "c", 500)
+		a := &admitter{st: st, live: newLiveSettings(set), m: newMetrics(), step: step}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		start := time.Now()
+		go func() { _ = a.run(ctx, 0); close(done) }()
+		defer func() { cancel(); <-done }()
+		perStep := float64(rate) * a.stepOf(set).Seconds()
+		for time.Since(start) < 900*time.Millisecond {
+			n := liveCount(t, rdb)
+			// Read after the count, so the bound is never too tight.
+			if limit := float64(rate)*time.Since(start).Seconds() + perStep + 1; float64(n) > limit {
+				ahead = append(ahead, fmt.Sprintf("%d admitted %s after the start (at most %.0f)", n, time.Since(start).Round(time.Millisecond), limit))
+			}
+			if firstSeen == 0 && n > 0 {
+				firstSeen = n
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return firstSeen, ahead
+	}
+	if _, ahead := run(50 * time.Millisecond); len(ahead) > 0 {
+		t.Errorf("with 50ms steps, ahead of the rate: %v", ahead)
+	}
+	if first, _ := run(0); first != rate {
+		t.Errorf("without steps: first seen %d admitted, want the whole tick's %d at once", first, rate)
+	}
+}

@@ -31,7 +31,27 @@ type admitter struct {
 	st    *store
 	live  *liveSettings
 	m     *metrics
-	carry float64 // fraction of an admission left over from earlier ticks
+	carry float64 // fraction of an admission left over from earlier steps
+	// step is the shortest admission step (config.Queue.AdmitStep): a
+	// tick's admissions are spread over steps of at least this length,
+	// so booking gets people evenly rather than in a burst per tick. 0:
+	// one step per tick.
+	step time.Duration
+}
+
+// stepOf is the length of one admission step under set: the tick divided
+// into as many steps of at least a.step as there are admissions in a tick
+// (one step, the tick, when a.step is 0 or not shorter). Each step is the
+// same fenced script call as a whole tick, with its share of the batch.
+func (a *admitter) stepOf(set Settings) time.Duration {
+	if a.step <= 0 || a.step >= set.TickInterval {
+		return set.TickInterval
+	}
+	n := int64(set.TickInterval / a.step)
+	if per := int64(float64(set.RatePerSecond) * set.TickInterval.Seconds()); per < n {
+		n = max(per, 1)
+	}
+	return set.TickInterval / time.Duration(n)
 }
 
 // run ticks with fencing number epoch until ctx ends or an admitter with a
@@ -69,7 +89,7 @@ func (a *admitter) run(ctx context.Context, epoch int64) error {
 		case <-timer.C:
 		}
 		set := a.live.Load()
-		timer.Reset(set.TickInterval)
+		timer.Reset(a.stepOf(set))
 		r, err := a.tickOnce(ctx, epoch, set)
 		if err != nil {
 			a.m.redisErrors.WithLabelValues("admit").Inc()
@@ -85,7 +105,7 @@ func (a *admitter) run(ctx context.Context, epoch int64) error {
 
 // tickOnce runs one admission step with the current settings.
 func (a *admitter) tickOnce(ctx context.Context, epoch int64, set Settings) (tickResult, error) {
-	want := float64(set.RatePerSecond)*set.TickInterval.Seconds() + a.carry
+	want := float64(set.RatePerSecond)*a.stepOf(set).Seconds() + a.carry
 	batch := int64(math.Floor(want))
 	start := time.Now()
 	tctx, cancel := context.WithTimeout(ctx, max(set.TickInterval, time.Second))

@@ -211,7 +211,7 @@ func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(ne
 
 // runAdmitter admits under the Lease, or alone without election.
 func (s *service) runAdmitter(ctx context.Context, kube *rest.Config) error {
-	a := &admitter{st: s.st, live: s.live, m: s.m}
+	a := &admitter{st: s.st, live: s.live, m: s.m, step: s.cfg.AdmitStep}
 	if !s.cfg.LeaderElection {
 		slog.Info("leader election disabled: this process is the only admitter (run exactly one)", "event", s.cfg.EventID)
 		for ctx.Err() == nil {
