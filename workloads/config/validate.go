@@ -19,6 +19,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/mail"
 	"net/url"
 	"reflect"
 	"slices"
@@ -294,8 +295,14 @@ func (m *Mail) check(c *checker) {
 	default:
 		c.fail(&m.SMTPTLS, m.SMTPTLS, "must be none, starttls or tls")
 	}
-	at := strings.LastIndexByte(m.From, '@')
-	c.check(at > 0 && at < len(m.From)-1 && !strings.ContainsAny(m.From, " <>"), &m.From, "must be an email address with a domain, such as tickets@example.org")
+	// A display name is allowed ("Ticketfair <tickets@example.org>"):
+	// the sender puts From in the header as written.
+	addr := ""
+	if a, err := mail.ParseAddress(m.From); err == nil {
+		addr = a.Address
+	}
+	at := strings.LastIndexByte(addr, '@')
+	c.check(at > 0 && at < len(addr)-1, &m.From, "must be an email address with a domain, such as tickets@example.org or Tickets <tickets@example.org>")
 	c.check(m.Workers >= 1, &m.Workers, "must be at least 1")
 	c.check(m.RetryMin > 0, &m.RetryMin, "must be positive")
 	c.check(m.RetryMax >= m.RetryMin, &m.RetryMax, fmt.Sprintf("must be at least the first delay (%s)", m.RetryMin))

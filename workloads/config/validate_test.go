@@ -128,6 +128,11 @@ func TestValidateNamesTheField(t *testing.T) {
 	if err := off.Validate(); err != nil {
 		t.Errorf("mail off: %v", err)
 	}
+	named := DefaultsOf[Tickets]()
+	named.SMTPHost, named.From = "mail.example.org", "Ticketfair <tickets@ticketfair.test>"
+	if err := named.Validate(); err != nil {
+		t.Errorf("From with a display name: %v", err)
+	}
 	loop := DefaultsOf[Tickets]()
 	loop.SMTPHost, loop.SMTPTLS, loop.SMTPUsername = "127.0.0.1", "none", "u"
 	if err := loop.Validate(); err != nil {

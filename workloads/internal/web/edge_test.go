@@ -395,7 +395,7 @@ func TestRun(t *testing.T) {
 	cfg.HTTPAddr, cfg.EventID = "127.0.0.1:0", 5
 	bad := cfg
 	bad.BookingURL = "booking:8080"
-	if err := Run(context.Background(), bad, nil); err == nil || !strings.Contains(err.Error(), "booking URL") {
+	if err := Run(context.Background(), bad, nil); err == nil || !strings.Contains(err.Error(), "--booking-url") {
 		t.Fatalf("Run with a bad booking URL: %v", err)
 	}
 

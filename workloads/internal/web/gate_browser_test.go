@@ -81,6 +81,7 @@ func startGateService(t *testing.T) *gateService {
 		Gate:          config.Gate{GateSecret: gateSecret},
 		ConsumerGroup: "tickets",
 		TicketKeys:    k,
+		RetryBackoff:  20 * time.Millisecond,
 	}, pool)
 	if err != nil {
 		t.Fatal(err)
