@@ -270,7 +270,8 @@ func saleFigures(te *ticketsv1alpha1.TicketEvent, s *Stats, err error, now time.
 	}
 	sale := &ticketsv1alpha1.SaleStatus{
 		Waiting: s.Waiting, Active: s.Active, AdmittedTotal: s.AdmittedTotal, Remaining: s.Remaining,
-		Held: s.Held, Sold: s.Sold, SoldOut: s.SoldOut, Paused: s.Paused, UpdatedAt: metav1.NewTime(s.UpdatedAt.UTC().Truncate(time.Second)),
+		Held: s.Held, Sold: s.Sold, SoldOut: s.SoldOut, Paused: s.Paused, AdmitRate: s.AdmitRate,
+		UpdatedAt: metav1.NewTime(s.UpdatedAt.UTC().Truncate(time.Second)),
 	}
 	sale.Phase = s.Phase
 	for _, q := range s.Queues {

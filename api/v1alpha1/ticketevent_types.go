@@ -270,6 +270,33 @@ type Admission struct {
 	// Paused stops admission; joins are still accepted.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
+	// Autotune lets the admitter choose the admission rate from the
+	// booking service's health, so that holds stay fast: unset, people
+	// are admitted at ratePerSecond. With it, admission starts at
+	// ratePerSecond (within the autotune bounds) and moves between
+	// minRatePerSecond and maxRatePerSecond; maxActive still caps the
+	// people in seat selection.
+	// +optional
+	Autotune *Autotune `json:"autotune,omitempty"`
+}
+
+// Autotune steers the admission rate toward a hold latency.
+// +kubebuilder:validation:XValidation:rule="self.minRatePerSecond <= self.maxRatePerSecond",message="admission.autotune.minRatePerSecond must not exceed admission.autotune.maxRatePerSecond",fieldPath=".minRatePerSecond",reason=FieldValueInvalid
+type Autotune struct {
+	// TargetHoldP99 is the 99th percentile of the booking service's
+	// server-side hold latency the admitter steers to: it admits fewer
+	// people while holds are slower, more while they are well under it.
+	// 10ms to 10s, e.g. 100ms. The operator and the queue check the range
+	// (a CEL rule here would exceed the schema's CEL cost budget).
+	TargetHoldP99 metav1.Duration `json:"targetHoldP99"`
+	// MinRatePerSecond is the fewest people admitted per second however
+	// slow booking gets. At least 1.
+	// +kubebuilder:validation:XValidation:rule="self >= 1",message="admission.autotune.minRatePerSecond must be at least 1"
+	MinRatePerSecond int32 `json:"minRatePerSecond"`
+	// MaxRatePerSecond is the most people admitted per second however
+	// fast booking is. At least minRatePerSecond.
+	// +kubebuilder:validation:XValidation:rule="self >= 1",message="admission.autotune.maxRatePerSecond must be at least 1"
+	MaxRatePerSecond int32 `json:"maxRatePerSecond"`
 }
 
 // Holds controls seat holds.
@@ -780,6 +807,11 @@ type SaleStatus struct {
 	// Paused is true while admission is paused.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
+	// AdmitRate is the people per second the admitter admits at now: the
+	// rate autotune chose (spec.admission.autotune), or ratePerSecond
+	// without it.
+	// +optional
+	AdmitRate int64 `json:"admitRate,omitempty"`
 	// UpdatedAt is when the queue computed these figures. A refresh that
 	// changes no figure is not written, so it may be older than the last one.
 	// +optional

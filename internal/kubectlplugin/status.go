@@ -64,6 +64,9 @@ type EventStatus struct {
 	// Tickets are the tickets service's figures (status.tickets): tickets
 	// issued, their mails, check-in at each gate; null until it reported.
 	Tickets *ticketsv1alpha1.TicketsStatus `json:"tickets"`
+	// Autotune describes spec.admission.autotune when set; ratePerSecond
+	// is then the rate it chose (status.sale.admitRate).
+	Autotune string `json:"autotune,omitempty"`
 }
 
 // StatusOf derives the EventStatus of te at now.
@@ -81,8 +84,14 @@ func StatusOf(te *ticketsv1alpha1.TicketEvent, now time.Time) EventStatus {
 	if s.SeatsTotal == 0 { // not reconciled yet
 		s.SeatsTotal = render.SeatsTotal(te)
 	}
+	if at := te.Spec.Admission.Autotune; at != nil {
+		s.Autotune = fmt.Sprintf("hold p99 ≤ %s, %d–%d/s", at.TargetHoldP99.Duration, at.MinRatePerSecond, at.MaxRatePerSecond)
+	}
 	if sale := te.Status.Sale; sale != nil {
 		s.Waiting, s.Active = &sale.Waiting, &sale.Active
+		if s.Autotune != "" && sale.AdmitRate > 0 {
+			s.RatePerSecond = int32(sale.AdmitRate)
+		}
 		s.Sold, s.Held, s.Remaining = known(sale.Sold), known(sale.Held), known(sale.Remaining)
 		if !sale.UpdatedAt.IsZero() {
 			s.UpdatedAt = &sale.UpdatedAt
@@ -235,6 +244,14 @@ func writeTable(w io.Writer, items []EventStatus, withNamespace bool, now time.T
 	return tw.Flush()
 }
 
+// admissionRate is the rate, and autotune's bounds when it chose it.
+func admissionRate(s EventStatus) string {
+	if s.Autotune == "" {
+		return fmt.Sprintf("%d/s", s.RatePerSecond)
+	}
+	return fmt.Sprintf("%d/s (autotune: %s)", s.RatePerSecond, s.Autotune)
+}
+
 func writeDetail(w io.Writer, s EventStatus, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
 	ready := s.Ready
@@ -259,7 +276,7 @@ func writeDetail(w io.Writer, s EventStatus, now time.Time) error {
 		{"Sales open at", opens},
 		{"Waiting", num(s.Waiting)},
 		{"Active", num(s.Active)},
-		{"Admission rate", fmt.Sprintf("%d/s", s.RatePerSecond)},
+		{"Admission rate", admissionRate(s)},
 		{"Queue ends in", eta(s.ETASeconds)},
 		{"Sold", num(s.Sold) + " of " + fmt.Sprint(s.SeatsTotal) + " seats"},
 		{"Held", num(s.Held)},

@@ -125,6 +125,7 @@ func TestRenderLiveAndField(t *testing.T) {
 	}
 	want := map[string]bool{"TICKETFAIR_MAX_ACTIVE": true, "TICKETFAIR_ADMIT_RATE": true, "TICKETFAIR_TICK_INTERVAL": true,
 		"TICKETFAIR_TOKEN_TTL": true, "TICKETFAIR_CLAIM_TIMEOUT": true, "TICKETFAIR_SELECTION_WINDOW": true, "TICKETFAIR_PRE_QUEUE": true, "TICKETFAIR_PAUSED": true,
+		"TICKETFAIR_AUTOTUNE_HOLD_P99": true, "TICKETFAIR_AUTOTUNE_MIN_RATE": true, "TICKETFAIR_AUTOTUNE_MAX_RATE": true,
 		"TICKETFAIR_SALES_OPEN_AT": true, "TICKETFAIR_PHASES": true}
 	if !reflect.DeepEqual(live, want) {
 		t.Fatalf("live = %v, want %v", live, want)

@@ -78,4 +78,22 @@ type Admission struct {
 	SelectionWindow time.Duration `env:"TICKETFAIR_SELECTION_WINDOW" flag:"selection-window" live:"true" default:"2m" usage:"how long after picking up the token a person without a hold counts as choosing seats when admissions are sized to the seats left"`
 	PreQueue        string        `env:"TICKETFAIR_PRE_QUEUE" flag:"pre-queue" live:"true" default:"shuffle" usage:"order of the pre-queue at opening: shuffle or fifo"`
 	Paused          bool          `env:"TICKETFAIR_PAUSED" flag:"paused" live:"true" usage:"stop admitting (joins still accepted)"`
+	// Autotune lets the admitter choose its rate, between AutotuneMinRate
+	// and AutotuneMaxRate, so that booking's server-side hold p99 stays at
+	// or under AutotuneHoldP99 (see the queue's autotune.go). It is off
+	// unless all three are set; RatePerSecond is then where it starts.
+	AutotuneHoldP99 time.Duration `env:"TICKETFAIR_AUTOTUNE_HOLD_P99" flag:"autotune-hold-p99" live:"true" usage:"booking's server-side hold p99 the admitter steers its rate to (0: autotune off, admit-rate applies)"`
+	AutotuneMinRate int           `env:"TICKETFAIR_AUTOTUNE_MIN_RATE" flag:"autotune-min-rate" live:"true" usage:"lowest admissions per second autotune sets"`
+	AutotuneMaxRate int           `env:"TICKETFAIR_AUTOTUNE_MAX_RATE" flag:"autotune-max-rate" live:"true" usage:"highest admissions per second autotune sets"`
 }
+
+// Autotuned reports whether the admitter tunes its rate (AutotuneHoldP99).
+func (a Admission) Autotuned() bool { return a.AutotuneHoldP99 > 0 }
+
+// The hold p99 autotune may aim at: below 10 ms the target is under a
+// hold's own transaction and only starves the sale; above 10 s it no
+// longer protects anyone.
+const (
+	MinAutotuneHoldP99 = 10 * time.Millisecond
+	MaxAutotuneHoldP99 = 10 * time.Second
+)

@@ -81,6 +81,10 @@ func (q *Queue) ApplyTicketEvent(spec v1alpha1.TicketEventSpec) error {
 		out.PreQueue = strings.ToLower(string(a.PreQueue))
 	}
 	out.Paused = a.Paused
+	// Autotune is replaced as a whole: a spec without it turns it off.
+	if err := applyAutotune(&out.Admission, a.Autotune); err != nil {
+		errs = append(errs, err)
+	}
 	if !spec.SalesOpenAt.IsZero() {
 		out.SalesOpenAt = spec.SalesOpenAt.UTC().Format(time.RFC3339)
 	}
@@ -94,6 +98,30 @@ func (q *Queue) ApplyTicketEvent(spec v1alpha1.TicketEventSpec) error {
 		return err
 	}
 	*q = out
+	return nil
+}
+
+// applyAutotune sets dst's autotune fields from spec.admission.autotune
+// (nil: off), checked by the CRD's rules.
+func applyAutotune(dst *Admission, at *v1alpha1.Autotune) error {
+	dst.AutotuneHoldP99, dst.AutotuneMinRate, dst.AutotuneMaxRate = 0, 0, 0
+	if at == nil {
+		return nil
+	}
+	var errs []error
+	if err := inRange("spec.admission.autotune.targetHoldP99", at.TargetHoldP99.Duration, MinAutotuneHoldP99, MaxAutotuneHoldP99); err != nil {
+		errs = append(errs, err)
+	}
+	if at.MinRatePerSecond < 1 {
+		errs = append(errs, fmt.Errorf("spec.admission.autotune.minRatePerSecond: %d: must be at least 1", at.MinRatePerSecond))
+	}
+	if at.MaxRatePerSecond < at.MinRatePerSecond {
+		errs = append(errs, fmt.Errorf("spec.admission.autotune.maxRatePerSecond: %d: must be at least minRatePerSecond (%d)", at.MaxRatePerSecond, at.MinRatePerSecond))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	dst.AutotuneHoldP99, dst.AutotuneMinRate, dst.AutotuneMaxRate = at.TargetHoldP99.Duration, int(at.MinRatePerSecond), int(at.MaxRatePerSecond)
 	return nil
 }
 

@@ -243,6 +243,13 @@ func (a *Admission) check(c *checker) {
 	c.check(a.ClaimTimeout > 0, &a.ClaimTimeout, "must be positive")
 	c.check(a.SelectionWindow > 0, &a.SelectionWindow, "must be positive")
 	c.check(a.PreQueue == "shuffle" || a.PreQueue == "fifo", &a.PreQueue, "must be shuffle or fifo")
+	if a.AutotuneHoldP99 == 0 && a.AutotuneMinRate == 0 && a.AutotuneMaxRate == 0 {
+		return // autotune off
+	}
+	c.check(a.AutotuneHoldP99 >= MinAutotuneHoldP99 && a.AutotuneHoldP99 <= MaxAutotuneHoldP99, &a.AutotuneHoldP99,
+		"must be between "+MinAutotuneHoldP99.String()+" and "+MaxAutotuneHoldP99.String()+" while autotune is set")
+	c.check(a.AutotuneMinRate >= 1, &a.AutotuneMinRate, "must be at least 1 while autotune is set")
+	c.check(a.AutotuneMaxRate >= a.AutotuneMinRate, &a.AutotuneMaxRate, "must be at least TICKETFAIR_AUTOTUNE_MIN_RATE")
 }
 
 func (r *RateLimits) check(c *checker) {

@@ -24,16 +24,20 @@ import "time"
 
 // Stats are the sale figures of one event.
 type Stats struct {
-	Waiting       int64     `json:"waiting"`
-	Active        int64     `json:"active"`
-	AdmittedTotal int64     `json:"admittedTotal"`
-	Remaining     int64     `json:"remaining"` // seats not sold (available or held); -1 unknown
-	Held          int64     `json:"held"`      // seats held; -1 unknown
-	Sold          int64     `json:"sold"`      // seats sold; -1 unknown
-	SalesOpen     bool      `json:"salesOpen"`
-	Paused        bool      `json:"paused"`
-	SoldOut       bool      `json:"soldOut"`
-	UpdatedAt     time.Time `json:"updatedAt"`
+	Waiting       int64 `json:"waiting"`
+	Active        int64 `json:"active"`
+	AdmittedTotal int64 `json:"admittedTotal"`
+	Remaining     int64 `json:"remaining"` // seats not sold (available or held); -1 unknown
+	Held          int64 `json:"held"`      // seats held; -1 unknown
+	Sold          int64 `json:"sold"`      // seats sold; -1 unknown
+	SalesOpen     bool  `json:"salesOpen"`
+	Paused        bool  `json:"paused"`
+	SoldOut       bool  `json:"soldOut"`
+	// AdmitRate is the admissions per second the admitter runs at: the
+	// rate autotune chose (0 while no admitter published one), or the
+	// configured rate without autotune.
+	AdmitRate int64     `json:"admitRate"`
+	UpdatedAt time.Time `json:"updatedAt"`
 	// Phase is the latest phase opened and Queues each queue's figures,
 	// for a sale with phases.
 	Phase  string       `json:"phase,omitempty"`

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/ticketfair/ticketfair/workloads/config"
+	"github.com/ticketfair/ticketfair/workloads/internal/booking"
 	"github.com/ticketfair/ticketfair/workloads/internal/demo"
 	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
 )
@@ -44,6 +45,7 @@ func runAudit(ctx context.Context, args []string) error {
 	reportJSON := fs.String("report-json", "", "also write the report as JSON to this file")
 	wait := fs.Duration("wait", time.Minute, "how long to wait for the last paid seats' tickets")
 	phases := fs.String("phases", "", "the sale's phases as JSON, the queue's TICKETFAIR_PHASES: checks weights, access codes and openings (default: a sale without phases)")
+	venueFile := fs.String("venue-file", "", "the sale's venue as JSON (booking's TICKETFAIR_VENUE): its standing areas' capacities (default: the places seeded)")
 	openAt := fs.String("sales-open-at", "", "RFC 3339 opening time of the sale (the first phase's): the report times the sell-out tail from it (default: no tail row)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: ticketfair-dev audit [flags]\n\nThe sale's records come from the environment: TICKETFAIR_AUDIT_DATABASE_URL (PostgreSQL)\nand TICKETFAIR_AUDIT_REDIS_URL (Redis). Exits 1 when a promise was broken.\n\nflags:")
@@ -67,6 +69,15 @@ func runAudit(ctx context.Context, args []string) error {
 			return fmt.Errorf("-sales-open-at: %w", err)
 		}
 		cfg.SalesOpenAt = t
+	}
+	if *venueFile != "" {
+		b, err := os.ReadFile(*venueFile)
+		if err != nil {
+			return fmt.Errorf("-venue-file: %w", err)
+		}
+		if cfg.Venue, err = booking.ParseVenue(b, *venueFile); err != nil {
+			return err
+		}
 	}
 	if *phases != "" {
 		if err := json.Unmarshal([]byte(*phases), &cfg.Phases); err != nil {

@@ -25,6 +25,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ticketfair/ticketfair/workloads/internal/booking"
 	"github.com/ticketfair/ticketfair/workloads/internal/loadtest"
 )
 
@@ -48,7 +49,8 @@ func runLoadtest(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.MemberTier, "member-tier", loadtest.DefaultMemberTier, "tier the members' identity tokens carry (profile members=F)")
 	codes := fs.String("access-codes", "", "CSV of `ticketfair access-codes`: one code for each code holder (profile codeholders=F)")
 	openAt := fs.String("sales-open-at", "", "RFC 3339 opening time: customers before it join the pre-queue (default: now)")
-	profile := fs.String("profile", "", "crowd overrides: customers=N,prequeue=F,members=F,codeholders=F,joinwindow=D,abandon=F,noclaim=F,holdexpire=F,webhooktwice=F,webhooklate=F,payfail=F,maxseats=N,concurrency=N,seatretries=N,minpoll=D,thinktime=D,ticketpollfor=D")
+	profile := fs.String("profile", "", "crowd overrides: customers=N,prequeue=F,members=F,codeholders=F,joinwindow=D,abandon=F,noclaim=F,holdexpire=F,webhooktwice=F,webhooklate=F,payfail=F,maxseats=N,concurrency=N,seatretries=N,minpoll=D,thinktime=D,ticketpollfor=D,bestavailable=F (0.8),standing=F (0.3 of those),wheelchair=F (0.01),acceptsplit=F (0.5)")
+	venueFile := fs.String("venue-file", "", "the sale's venue as JSON (booking's TICKETFAIR_VENUE): best available asks for its categories and standing areas (default: each seated section by name, as the seating shorthand's sections are categories)")
 	customers := fs.Int("customers", 1000, "simulated customers")
 	reportJSON := fs.String("report-json", "", "write the result as JSON to this file")
 	fs.DurationVar(&cfg.Deadline, "deadline", 30*time.Minute, "give up after this long")
@@ -81,6 +83,15 @@ func runLoadtest(ctx context.Context, args []string) error {
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("-access-codes %s: %w", *codes, err)
+		}
+	}
+	if *venueFile != "" {
+		b, err := os.ReadFile(*venueFile)
+		if err != nil {
+			return fmt.Errorf("-venue-file: %w", err)
+		}
+		if cfg.Venue, err = booking.ParseVenue(b, *venueFile); err != nil {
+			return err
 		}
 	}
 	p := loadtest.DefaultProfile()

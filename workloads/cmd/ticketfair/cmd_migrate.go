@@ -30,7 +30,7 @@ import (
 )
 
 func init() {
-	register("migrate", "apply the database schema, then seed the event's seating", runMigrate)
+	register("migrate", "apply the database schema, then seed the event's seating or venue", runMigrate)
 }
 
 // runMigrate is safe to run from several pods at once: goose holds an
@@ -40,6 +40,11 @@ func runMigrate(ctx context.Context, args []string) error {
 	if err := config.Load(flag.NewFlagSet("migrate", flag.ContinueOnError), args, &cfg); err != nil {
 		return err
 	}
+	// A venue that does not parse fails before the schema changes.
+	venue, err := booking.LoadVenue(cfg)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
 	conn, err := database.ConnConfig(cfg.Postgres)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -48,15 +53,11 @@ func runMigrate(ctx context.Context, args []string) error {
 		return err
 	}
 	slog.Info("migrations applied")
-	if cfg.Seating == "" {
+	if venue == nil {
 		return nil
 	}
 	if cfg.EventID <= 0 {
-		return fmt.Errorf("migrate: TICKETFAIR_SEATING needs TICKETFAIR_EVENT_ID")
-	}
-	sections, err := booking.ParseSeating(cfg.Seating)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: seeding a seating or venue needs TICKETFAIR_EVENT_ID")
 	}
 	pool, err := database.Pool(ctx, cfg.Postgres)
 	if err != nil {
@@ -64,10 +65,10 @@ func runMigrate(ctx context.Context, args []string) error {
 	}
 	defer pool.Close()
 	start := time.Now()
-	n, err := booking.Seed(ctx, pool, cfg.EventID, sections)
+	n, err := booking.SeedVenue(ctx, pool, cfg.EventID, *venue)
 	if err != nil {
 		return err
 	}
-	slog.Info("seating seeded", "eventId", cfg.EventID, "sections", len(sections), "newSeats", n, "took", time.Since(start))
+	slog.Info("seating seeded", "eventId", cfg.EventID, "sections", len(venue.Sections), "newPlaces", n, "took", time.Since(start))
 	return nil
 }

@@ -290,6 +290,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		{What: "pgbench hold_seats/s", PerSecond: holdSeatsTPS, Baseline: "pgbench conditional UPDATE", BaselineRPS: pgbenchTPS},
 		{What: "booking holds/s (HTTP)", PerSecond: holds.PerSecond, P50: holds.P50, P99: holds.P99, Baseline: "pgbench conditional UPDATE", BaselineRPS: pgbenchTPS},
 		{What: "booking holds/s (HTTP)", PerSecond: holds.PerSecond, P50: holds.P50, P99: holds.P99, Baseline: "plain Go handler (POST + bearer)", BaselineRPS: plain.PerSecond},
+		h.bestRow(),
 		h.ratioRow(),
 		// The admitter's primitive, for reference: members popped per second.
 		{What: "(reference only)", Baseline: "redis-benchmark ZPOPMIN 100, members/s", BaselineRPS: zpopRPS * 100},
@@ -541,6 +542,30 @@ func (s *services) measureStoreHolds(ctx context.Context, o Options, clients int
 	})
 	return m, nil
 }
+
+// measureStoreBest holds two seats together by best available through
+// booking.Store, as measureStoreHolds holds one picked seat: the same
+// clients, one connection each, holds that expire at once. The category
+// cycles over the bench's four sections (each its own category in the
+// shorthand seating), so the clients spread as picked holds do.
+func (s *services) measureStoreBest(ctx context.Context, o Options, clients int) (measurement, error) {
+	pool, err := database.Pool(ctx, config.Postgres{DatabaseURL: s.databaseURL}, database.MaxConns(clients))
+	if err != nil {
+		return measurement{}, err
+	}
+	defer pool.Close()
+	st := benchStore(pool)
+	var next atomic.Int64
+	m := closedLoop(ctx, clients, o.Duration, func(ctx context.Context, w, i int) error {
+		k := next.Add(1)
+		_, err := st.HoldBest(ctx, fmt.Sprintf("best-%d", k), "bench", "", "", booking.BestRequest{Quantity: 2, Category: benchCategories[k%4], Together: true})
+		return err
+	})
+	return m, nil
+}
+
+// benchCategories are the bench seating's sections, each a category.
+var benchCategories = [4]string{"A", "B", "C", "D"}
 
 // seatMapBytes compares the seat map's size as an object per seat with
 // the compact one (a status string per row), gzipped as served.

@@ -25,7 +25,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,6 +93,82 @@ func BenchmarkHold(b *testing.B) {
 			b.Skip(err)
 		}
 		b.ReportMetric(tps, "updates/s")
+	})
+}
+
+// BenchmarkHoldBest compares best-available holds (2 together in one
+// category, one statement: hold_best) with holds of 2 picked seats
+// (hold_seats) against the real database, from benchClients clients, each
+// in a venue of its own of 50,000 seats that the holds fill as a sale
+// does, and reports holds per second, each hold's p50 and p99, and the
+// ratio of best-available to picked holds per second.
+//
+//	go test -run '^$' -bench BenchmarkHoldBest -benchtime 5s ./workloads/internal/booking/
+func BenchmarkHoldBest(b *testing.B) {
+	_, pool := testDB(b, "")
+	sections, err := ParseSeating("X:10.00:200:250")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var customer atomic.Int64
+	var pickedRate float64
+	venues := int64(0)
+	run := func(b *testing.B, hold func(st *Store, ctx context.Context, customer string, i int64) (*Hold, error)) float64 {
+		// A fresh venue for each run, so the holds never wrap around.
+		venues++
+		st := NewStore(pool, testEvent+venues, 5*time.Minute, 4, "EUR")
+		if _, err := Seed(context.Background(), pool, st.eventID, sections); err != nil {
+			b.Fatal(err)
+		}
+		var next, ok atomic.Int64
+		var mu sync.Mutex
+		var took []time.Duration
+		b.SetParallelism((benchClients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+		b.ResetTimer()
+		start := time.Now()
+		b.RunParallel(func(pb *testing.PB) {
+			ctx := context.Background()
+			var mine []time.Duration
+			for pb.Next() {
+				began := time.Now()
+				_, err := hold(st, ctx, "bench-"+strconv.FormatInt(customer.Add(1), 10), next.Add(1))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				ok.Add(1)
+				mine = append(mine, time.Since(began))
+			}
+			mu.Lock()
+			took = append(took, mine...)
+			mu.Unlock()
+		})
+		secs := time.Since(start).Seconds()
+		rate := float64(ok.Load()) / secs
+		b.ReportMetric(rate, "holds/s")
+		if len(took) > 0 {
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+		}
+		return rate
+	}
+	b.Run("picked", func(b *testing.B) {
+		pickedRate = run(b, func(st *Store, ctx context.Context, customer string, i int64) (*Hold, error) {
+			// Two seats side by side, spread over the venue (7919 is
+			// prime to the 25,000 pairs: none is asked for twice).
+			k := (i * 7919) % 25000
+			r, n := k/125+1, (k%125)*2+1
+			return st.Hold(ctx, customer, "s", []string{SeatID("X", int(r), int(n)), SeatID("X", int(r), int(n)+1)})
+		})
+	})
+	b.Run("best", func(b *testing.B) {
+		rate := run(b, func(st *Store, ctx context.Context, customer string, _ int64) (*Hold, error) {
+			return st.HoldBest(ctx, customer, "s", "", "", BestRequest{Quantity: 2, Category: "X", Together: true})
+		})
+		if pickedRate > 0 {
+			b.ReportMetric(rate/pickedRate, "best/picked")
+		}
 	})
 }
 

@@ -36,7 +36,38 @@ var (
 	ErrIdempotencyKeyReused = errors.New("this idempotency key was used for another order or payload")
 	ErrNoSeats              = errors.New("choose at least one seat")
 	ErrDuplicateSeat        = errors.New("a seat is listed twice")
+	// A request by quantity (BestRequest) that cannot be asked.
+	ErrSeatsAndQuantity = errors.New("ask for seats or for a quantity, not both")
+	ErrBadQuantity      = errors.New("quantity must be at least 1")
+	ErrNoCategory       = errors.New("a quantity needs a category or a section")
+	ErrBadWheelchair    = errors.New("wheelchair places need as many companion seats in the quantity")
 )
+
+// UnknownCategoryError: the venue has no such price category.
+type UnknownCategoryError struct{ Category string }
+
+func (e *UnknownCategoryError) Error() string { return fmt.Sprintf("unknown category %q", e.Category) }
+
+// UnknownSectionError: the venue has no such section.
+type UnknownSectionError struct{ Section string }
+
+func (e *UnknownSectionError) Error() string { return fmt.Sprintf("unknown section %q", e.Section) }
+
+// NotEnoughPlacesError: fewer places than asked for are free (Available
+// of them); nothing was held.
+type NotEnoughPlacesError struct{ Available int }
+
+func (e *NotEnoughPlacesError) Error() string {
+	return fmt.Sprintf("only %d places are left", e.Available)
+}
+
+// NoBlockError: no block of the quantity asked for is free together;
+// Split is the best the buyer may hold instead, seat by seat.
+type NoBlockError struct{ Split []string }
+
+func (e *NoBlockError) Error() string {
+	return fmt.Sprintf("no seats together; the best split is %s", strings.Join(e.Split, ", "))
+}
 
 // SeatsUnavailableError: some seats are taken; nothing was held.
 type SeatsUnavailableError struct{ Seats []string }
@@ -143,6 +174,10 @@ func httpError(err error) error {
 		limit       *SeatLimitError
 		noPhase     *UnknownPhaseError
 		outside     *SectionNotInPhaseError
+		noCategory  *UnknownCategoryError
+		noSection   *UnknownSectionError
+		notEnough   *NotEnoughPlacesError
+		noBlock     *NoBlockError
 	)
 	switch {
 	case err == nil:
@@ -159,6 +194,28 @@ func httpError(err error) error {
 		return badRequest("no_seats", "choose at least one seat")
 	case errors.Is(err, ErrDuplicateSeat):
 		return badRequest("duplicate_seat", "a seat is listed twice")
+	case errors.Is(err, ErrSeatsAndQuantity):
+		return badRequest("seats_and_quantity", "ask for seats or for a quantity, not both")
+	case errors.Is(err, ErrBadQuantity):
+		return badRequest("bad_quantity", "quantity must be at least 1")
+	case errors.Is(err, ErrNoCategory):
+		return badRequest("no_category", "a quantity needs a category, or a section")
+	case errors.Is(err, ErrBadWheelchair):
+		return badRequest("bad_wheelchair", "wheelchair must be 0 or more, each with a companion seat counted in quantity")
+	case errors.As(err, &noCategory):
+		return &httpapi.Error{Status: http.StatusBadRequest, Code: "unknown_category",
+			Message: fmt.Sprintf("no category %q", truncate(noCategory.Category, 20))}
+	case errors.As(err, &noSection):
+		return &httpapi.Error{Status: http.StatusBadRequest, Code: "unknown_section",
+			Message: fmt.Sprintf("no section %q", truncate(noSection.Section, 20))}
+	case errors.As(err, &notEnough):
+		return &httpapi.Error{Status: http.StatusConflict, Code: "not_enough_places",
+			Message: fmt.Sprintf("only %d places are left; nothing was held", notEnough.Available),
+			Extra:   map[string]any{"available": notEnough.Available}}
+	case errors.As(err, &noBlock):
+		return &httpapi.Error{Status: http.StatusConflict, Code: "no_seats_together",
+			Message: "no seats are free together; hold the split (seats) instead, or try again",
+			Extra:   map[string]any{"split": noBlock.Split}}
 	case errors.As(err, &badID):
 		return badRequest("bad_seat_id", "seat id %q is not of the form <section>-<row>-<seat>", truncate(badID.Seat, 40))
 	case errors.As(err, &tooMany):

@@ -65,6 +65,7 @@ func (s *service) gated(ctx context.Context, tx func() error) error {
 	}
 	began := time.Now()
 	s.metrics.gateWait.Observe(began.Sub(start).Seconds())
+	s.health.gateWait(began.Sub(start))
 	err := tx()
 	took := time.Since(began)
 	if err != nil && !refusedByDatabase(err) {

@@ -209,10 +209,10 @@ func TestPhasesCheckedAtStart(t *testing.T) {
 	for name, tc := range map[string]struct {
 		phases, want string
 	}{
-		"limit above the event's": {`[{"name":"presale","maxSeatsPerCustomer":5}]`, "maxSeatsPerCustomer 5"},
-		"unknown section":         {`[{"name":"presale","sections":["Z"]}]`, `"Z" is not a section`},
-		"unnamed":                 {`[{"maxSeatsPerCustomer":1}]`, "no name"},
-		"twice":                   {`[{"name":"a"},{"name":"a"}]`, "named twice"},
+		"limit above the event's": {`[{"name":"presale","maxSeatsPerCustomer":5}]`, "TICKETFAIR_PHASES[0].maxSeatsPerCustomer (--phases): 5: must not exceed the event's limit, 4"},
+		"unknown section":         {`[{"name":"presale","sections":["Z"]}]`, `TICKETFAIR_PHASES[0].sections[0]: "Z": not a section of the seating`},
+		"unnamed":                 {`[{"maxSeatsPerCustomer":1}]`, `TICKETFAIR_PHASES[0].name (--phases): "": must be lower-case letters`},
+		"twice":                   {`[{"name":"a"},{"name":"a"}]`, `TICKETFAIR_PHASES[1].name (--phases): "a": named twice`},
 		"not JSON":                {`presale`, "TICKETFAIR_PHASES"},
 	} {
 		cfg := testConfig(t)

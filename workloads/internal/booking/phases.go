@@ -17,7 +17,6 @@ limitations under the License.
 package booking
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -34,37 +33,26 @@ type phaseRule struct {
 // parsePhases reads booking's TICKETFAIR_PHASES (a JSON list of
 // config.Phase; booking reads the names, seat limits and sections, and
 // ignores the rest, the queue's business) into the rule of each phase.
-// A phase's limit may not exceed the event's, maxSeats: the event's limit
-// is what late payments are held to (confirm_payment). sections, when not
+// The rules of the list itself, and that no phase's limit exceeds the
+// event's, maxSeats (the limit late payments are held to, in
+// confirm_payment), are config.Booking's (Validate). sections, when not
 // nil, are the seating's: a phase may sell only those.
 func parsePhases(s string, maxSeats int, sections []string) (map[string]phaseRule, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var ps []config.Phase
-	if err := json.Unmarshal([]byte(s), &ps); err != nil {
-		return nil, fmt.Errorf("phases (TICKETFAIR_PHASES): %w", err)
+	ps, err := config.ParsePhases(s)
+	if err != nil {
+		return nil, config.Within("TICKETFAIR_PHASES", err)
 	}
 	out := make(map[string]phaseRule, len(ps))
 	for i, p := range ps {
-		if p.Name == "" {
-			return nil, fmt.Errorf("phases[%d]: no name", i)
-		}
-		if _, dup := out[p.Name]; dup {
-			return nil, fmt.Errorf("phases[%d].name %q: named twice", i, p.Name)
-		}
 		r := phaseRule{name: p.Name, maxSeats: maxSeats}
-		switch {
-		case p.MaxSeatsPerCustomer < 0 || p.MaxSeatsPerCustomer > maxSeats:
-			return nil, fmt.Errorf("phases[%d].maxSeatsPerCustomer %d: must be 1 to the event's limit %d", i, p.MaxSeatsPerCustomer, maxSeats)
-		case p.MaxSeatsPerCustomer > 0:
-			r.maxSeats = p.MaxSeatsPerCustomer
+		if p.MaxSeatsPerCustomer > 0 {
+			r.maxSeats = min(p.MaxSeatsPerCustomer, maxSeats)
 		}
 		if len(p.Sections) > 0 {
 			r.sections = make(map[string]bool, len(p.Sections))
-			for _, sec := range p.Sections {
-				if !validSectionName(sec) || sections != nil && !slices.Contains(sections, sec) {
-					return nil, fmt.Errorf("phases[%d].sections: %q is not a section of the seating", i, sec)
+			for j, sec := range p.Sections {
+				if sections != nil && !slices.Contains(sections, sec) {
+					return nil, &config.FieldError{Field: "TICKETFAIR_PHASES", Path: fmt.Sprintf("[%d].sections[%d]", i, j), Value: fmt.Sprintf("%q", sec), Rule: "not a section of the seating"}
 				}
 				r.sections[sec] = true
 			}

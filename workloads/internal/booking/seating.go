@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -109,16 +108,22 @@ func SeatID(section string, row, seat int) string {
 	return section + "-" + strconv.Itoa(row) + "-" + strconv.Itoa(seat)
 }
 
-// parseSeatID checks the form of a seat id; whether the seat exists is the
-// database's business.
+// parseSeatID checks the form of a seat id, "<section>-<row>-<seat>": a
+// section name, a row name of 1 to 8 letters or digits, a seat number
+// without leading zeros. A standing area's places ("<area>-<n>") are held
+// by count, never by id. Whether the seat exists is the database's
+// business.
 func parseSeatID(id string) (section string, ok bool) {
 	sec, rest, ok1 := strings.Cut(id, "-")
 	row, seat, ok2 := strings.Cut(rest, "-")
-	if !ok1 || !ok2 || !validSectionName(sec) || !positive(row) || !positive(seat) {
+	if !ok1 || !ok2 || !validSectionName(sec) || !validRowName(row) || !positive(seat) {
 		return "", false
 	}
 	return sec, true
 }
+
+// validRowName: 1 to 8 letters or digits.
+func validRowName(s string) bool { return len(s) <= 8 && validSectionName(s) }
 
 func positive(s string) bool {
 	if s == "" || len(s) > 5 || s[0] == '0' {
@@ -132,50 +137,10 @@ func positive(s string) bool {
 	return true
 }
 
-// Seed inserts the seats of sections for eventID. It is idempotent: seats
-// that exist keep their status, holder and price, so re-running never
-// resets a HELD or SOLD seat. The rows go through COPY into a temporary
-// table, then one INSERT … ON CONFLICT DO NOTHING. Then it analyzes the
-// seats, as autovacuum would soon after: every sale, the local one too,
-// starts with the statistics a deployed sale has, in which every seat is
-// AVAILABLE and the partial indexes on held and sold seats look empty
-// (the statements that free seats are written for them; see
-// releaseExpiredSeatsSQL).
+// Seed inserts the seats of the shorthand sections for eventID: SeedVenue
+// of their venue (VenueOf), so both seed one way.
 func Seed(ctx context.Context, pool *pgxpool.Pool, eventID int64, sections []Section) (inserted int64, err error) {
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("seed: %w", err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE seat_seed (seat_id text, section text, row_no int, seat_no int, price numeric(12,2)) ON COMMIT DROP`); err != nil {
-		return 0, fmt.Errorf("seed: %w", err)
-	}
-	var rows [][]any
-	for _, s := range sections {
-		price := s.Price.String()
-		for r := 1; r <= s.Rows; r++ {
-			for n := 1; n <= s.SeatsPerRow; n++ {
-				rows = append(rows, []any{SeatID(s.Name, r, n), s.Name, int32(r), int32(n), price})
-			}
-		}
-	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"seat_seed"}, []string{"seat_id", "section", "row_no", "seat_no", "price"}, pgx.CopyFromRows(rows)); err != nil {
-		return 0, fmt.Errorf("seed copy: %w", err)
-	}
-	tag, err := tx.Exec(ctx, `
-		INSERT INTO seat (event_id, seat_id, section, row_no, seat_no, price)
-		SELECT $1, seat_id, section, row_no, seat_no, price FROM seat_seed
-		ON CONFLICT (event_id, seat_id) DO NOTHING`, eventID)
-	if err != nil {
-		return 0, fmt.Errorf("seed insert: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return 0, fmt.Errorf("seed commit: %w", err)
-	}
-	if _, err := pool.Exec(ctx, "ANALYZE seat"); err != nil {
-		return 0, fmt.Errorf("seed analyze: %w", err)
-	}
-	return tag.RowsAffected(), nil
+	return SeedVenue(ctx, pool, eventID, VenueOf(sections))
 }
 
 // Cents is an amount of money in hundredths, matching NUMERIC(12,2).

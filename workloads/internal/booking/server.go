@@ -75,6 +75,7 @@ type service struct {
 	sessions *zone.Sessions // every hold checks its queue session, coalesced
 	// gate queues holds and payments so PostgreSQL sees a steady load.
 	gate     *txgate.Gate
+	health   *health // recent hold latencies, published for the admitter
 	seatMap  *seatCache
 	migrated atomic.Bool
 
@@ -86,32 +87,21 @@ type service struct {
 // does not migrate the database (`ticketfair migrate` does); /readyz
 // reports pending migrations.
 func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
-	if cfg.EventID <= 0 {
-		return errors.New("booking: TICKETFAIR_EVENT_ID is required")
-	}
-	if cfg.MaxSeatsPerCustomer < 1 || cfg.HoldTTL <= 0 || cfg.SweepInterval <= 0 || cfg.SweepBatch < 1 {
-		return errors.New("booking: max seats per customer, hold TTL, sweep interval and sweep batch must be positive")
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("booking: %w", err)
 	}
 	if cfg.PaymentTimeout == 0 {
 		cfg.PaymentTimeout = config.DefaultPaymentTimeout(cfg.HoldTTL)
 	}
-	if cfg.PaymentTimeout < 0 || cfg.PaymentTimeout >= cfg.HoldTTL {
-		return fmt.Errorf("booking: payment timeout %s must be positive and shorter than the hold TTL %s", cfg.PaymentTimeout, cfg.HoldTTL)
-	}
-	if len(cfg.Currency) != 3 {
-		return fmt.Errorf("booking: currency %q is not an ISO 4217 code", cfg.Currency)
-	}
-	// The phases' sections are checked against the seating when booking
-	// is told it (the operator renders both; the CRD checks them too).
+	// The phases' sections are checked against the venue when booking is
+	// told it (the operator renders both; the CRD checks them too).
 	var sections []string
-	if cfg.Seating != "" {
-		seating, err := ParseSeating(cfg.Seating)
-		if err != nil {
-			return fmt.Errorf("booking: %w", err)
-		}
-		for _, sec := range seating {
-			sections = append(sections, sec.Name)
-		}
+	venue, err := LoadVenue(cfg)
+	if err != nil {
+		return fmt.Errorf("booking: %w", err)
+	}
+	if venue != nil {
+		sections = SectionNames(venue)
 	}
 	phases, err := parsePhases(cfg.Phases, cfg.MaxSeatsPerCustomer, sections)
 	if err != nil {
@@ -152,6 +142,7 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 		cfg: cfg, pool: pool, rdb: rdb, keys: keys,
 		store:   store,
 		gate:    gate,
+		health:  newHealth(func() int64 { return int64(gate.Waiting()) }),
 		metrics: newMetrics(pool, gate),
 	}
 	s.seatMap = &seatCache{store: s.store, maxAge: cfg.SeatMapRefresh}
@@ -188,7 +179,8 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 	return httpapi.Run(ctx, httpapi.Server{Addr: cfg.HTTPAddr, Handler: s.routes(),
 		Drain: cfg.DrainDelay, Grace: cfg.ShutdownGrace, Ready: ready},
 		func(ctx context.Context) error { keys.run(ctx, 5*time.Minute); return nil },
-		func(ctx context.Context) error { s.sweepLoop(ctx); return nil })
+		func(ctx context.Context) error { s.sweepLoop(ctx); return nil },
+		func(ctx context.Context) error { s.publishHealth(ctx); return nil })
 }
 
 func (s *service) routes() *httpapi.Mux {
@@ -197,6 +189,7 @@ func (s *service) routes() *httpapi.Mux {
 		mux.Handle(pattern, httpapi.Observe(s.metrics.reqDuration, prometheus.Labels{"route": pattern}, s.handle(h)))
 	}
 	handle("GET /events/{eventId}/seats", s.seats)
+	handle("GET /events/{eventId}/venue", s.venue())
 	handle("POST /events/{eventId}/holds", s.hold)
 	handle("DELETE /events/{eventId}/holds/{orderId}", s.release)
 	handle("POST /payments/webhook", s.webhook)
@@ -299,8 +292,15 @@ func (s *service) seats(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// holdRequest is exact seats, or a quantity (BestRequest; together
+// unless told otherwise).
 type holdRequest struct {
-	Seats []string `json:"seats"`
+	Seats      []string `json:"seats"`
+	Quantity   *int     `json:"quantity"`
+	Category   string   `json:"category"`
+	Section    string   `json:"section"`
+	Together   *bool    `json:"together"`
+	Wheelchair int      `json:"wheelchair"`
 }
 
 func (s *service) hold(w http.ResponseWriter, r *http.Request) (err error) {
@@ -325,10 +325,11 @@ func (s *service) hold(w http.ResponseWriter, r *http.Request) (err error) {
 	var h *Hold
 	err = s.gated(r.Context(), func() (err error) {
 		start := time.Now()
-		h, err = s.store.HoldInPhase(r.Context(), c.Subject, c.SessionID, c.Phase, email, req.Seats)
+		h, err = s.holdAsked(r.Context(), c, email, req)
 		s.metrics.holdDuration.Observe(time.Since(start).Seconds())
 		return err
 	})
+	s.health.hold(time.Since(checked))
 	if err != nil {
 		return err
 	}
@@ -341,11 +342,13 @@ func holdResult(err error) string {
 	var (
 		unavailable *SeatsUnavailableError
 		limit       *SeatLimitError
+		notEnough   *NotEnoughPlacesError
+		noBlock     *NoBlockError
 	)
 	switch {
 	case err == nil:
 		return "ok"
-	case errors.As(err, &unavailable):
+	case errors.As(err, &unavailable), errors.As(err, &notEnough), errors.As(err, &noBlock):
 		return "conflict"
 	case errors.As(err, &limit):
 		return "limit"

@@ -151,6 +151,9 @@ type Hold struct {
 	// PayBy is when the payment provider's checkout must end: created +
 	// payment timeout, before ExpiresAt.
 	PayBy time.Time `json:"payBy"`
+	// Places are the places a hold by quantity found, best first, for the
+	// buyer to see.
+	Places []Place `json:"places,omitempty"`
 }
 
 // holdSQL is a hold: one call of hold_seats

@@ -127,7 +127,7 @@ func (s *sale) audit(ctx context.Context, res *loadtest.Result, before, after ma
 	earlier := append([][]string(nil), s.faults.admitLogs...)
 	s.faults.mu.Unlock()
 	rep, err := Audit(ctx, AuditConfig{DatabaseURL: s.db, Redis: s.redisConfig(), EventID: s.o.EventID, MaxActive: s.o.MaxActive,
-		EarlierAdmitLogs: earlier, SalesOpenAt: s.open, Phases: s.phases}, res)
+		EarlierAdmitLogs: earlier, SalesOpenAt: s.open, Phases: s.phases, Venue: s.venue}, res)
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +168,9 @@ type AuditConfig struct {
 	// then checks the weighted shares, the access codes and that nobody
 	// was admitted before their queue opened (phases.go).
 	Phases []config.Phase
+	// Venue, when set, is the venue the sale seeded: its standing areas'
+	// capacities (without it, the places seeded are).
+	Venue *config.Venue
 }
 
 // auditCards checks by SQL that no card bought more than the seat limit
@@ -194,7 +197,9 @@ func auditCards(ctx context.Context, conn *pgx.Conn, cfg AuditConfig) (string, e
 }
 
 // Audit checks a finished sale from its records and the crowd's result:
-// nothing sold twice (by SQL on the ledger), one ticket per sold seat,
+// nothing sold twice (by SQL on the ledger), one ticket per sold seat, no
+// standing area oversold, no single seat stranded by best-available holds
+// and a companion seat with every wheelchair place held (PlaceChecks),
 // nobody admitted twice, FIFO admission after opening (from the queue's
 // admit log), and no more customers active than MaxActive; with phases,
 // the weighted shares, the access codes and the openings (auditPhases). It first waits
@@ -258,6 +263,9 @@ done:
 	}
 	if err := auditPhases(context.WithoutCancel(ctx), cfg, res, rep); err != nil {
 		rep.Problems = append(rep.Problems, "phases audit: "+err.Error())
+	}
+	if rep.Places, err = auditPlaces(context.WithoutCancel(ctx), conn, cfg.EventID, cfg.Venue, res); err != nil {
+		rep.Problems = append(rep.Problems, "places audit: "+err.Error())
 	}
 	if problem, err := auditCards(context.WithoutCancel(ctx), conn, cfg); err != nil {
 		rep.Problems = append(rep.Problems, "card limit audit: "+err.Error())

@@ -119,6 +119,13 @@ type Options struct {
 	// controller and broker nodes); above 1 its topics have three
 	// replicas and min.insync.replicas 2, so a node can die mid-sale.
 	KafkaNodes int
+	// Seating is what the sale seeds Seats places as: SeatingVenue (""
+	// too: a standing floor and seated stands, venueFor) or
+	// SeatingSections (the shorthand's four priced sections).
+	Seating string
+	// BestAvailable is the share of the crowd who ask for best available
+	// rather than pick seats (the profile's bestavailable overrides it).
+	BestAvailable float64
 }
 
 // The brokers a sale can start.
@@ -134,6 +141,7 @@ func DefaultOptions() Options {
 		OpensIn: 8 * time.Second, HoldTTL: 20 * time.Second, EventID: 1,
 		Phases: true, PresaleFor: 2 * time.Second, Members: 0.1, CodeHolders: 0.02, CrowdNice: DefaultCrowdNice,
 		Deadline: 20 * time.Minute, Seed: uint64(time.Now().UnixNano()), Out: os.Stdout, Door: true, Kafka: KafkaEmbedded, KafkaNodes: 1,
+		Seating: SeatingVenue, BestAvailable: loadtest.DefaultProfile().BestAvailable,
 	}
 }
 
@@ -177,6 +185,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	base := loadtest.DefaultProfile()
 	if o.Phases {
 		base.Members, base.CodeHolders = o.Members, o.CodeHolders
+	}
+	base.BestAvailable = o.BestAvailable
+	if o.Seating != "" && o.Seating != SeatingVenue && o.Seating != SeatingSections {
+		return nil, fmt.Errorf("seating %q: %s or %s", o.Seating, SeatingVenue, SeatingSections)
 	}
 	profile, err := loadtest.ParseProfile(base, o.Profile)
 	if err != nil {
@@ -271,7 +283,8 @@ type sale struct {
 	brokers []string
 	broker  string // which broker the sale started, for the report
 	open    time.Time
-	seating string
+	seating string        // the shorthand, with SeatingSections
+	venue   *config.Venue // else the venue
 	seats   int
 	edgeURL string
 	// cacheURL is nginx in front of the queue, the CDN stand-in the crowd
@@ -416,6 +429,26 @@ func (s *sale) startServers(ctx context.Context) error {
 	return nil
 }
 
+// seatingText describes what the sale seeded, for its log.
+func (s *sale) seatingText() string {
+	if s.venue == nil {
+		return s.seating
+	}
+	var parts []string
+	for _, sec := range s.venue.Sections {
+		if sec.Kind == config.SectionStanding {
+			parts = append(parts, fmt.Sprintf("%s standing %d", sec.Name, sec.Capacity))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %d rows of %d to %d", sec.Name, len(sec.Rows), sec.Rows[0].Seats, sec.Rows[len(sec.Rows)-1].Seats))
+	}
+	var cats []string
+	for _, c := range s.venue.Categories {
+		cats = append(cats, c.Name+" "+c.Price)
+	}
+	return strings.Join(parts, ", ") + "; categories " + strings.Join(cats, ", ")
+}
+
 // seatingFor splits seats into four priced sections.
 func seatingFor(seats int) (string, int) {
 	prices := []string{"120.00", "89.50", "59.00", "35.00"}
@@ -447,7 +480,12 @@ func (s *sale) startWorkloads(ctx context.Context, profile loadtest.Profile) err
 	accessKeys, _ := accesstoken.GenerateKey("demo-1")
 	ticketKeys, _ := accesstoken.GenerateKey("tickets-1")
 	serviceToken := secret()
-	s.seating, s.seats = seatingFor(s.o.Seats)
+	if s.o.Seating == SeatingSections {
+		s.seating, s.seats = seatingFor(s.o.Seats)
+	} else {
+		v := venueFor(s.o.Seats)
+		s.venue, s.seats = &v, int(v.Places())
+	}
 	s.open = time.Now().Add(s.o.OpensIn).Truncate(time.Second)
 
 	// The defaults first: the tier claim the members' tokens carry is one.
@@ -476,6 +514,14 @@ func (s *sale) startWorkloads(ctx context.Context, profile loadtest.Profile) err
 	b.HTTPAddr, b.EventID, b.DatabaseURL, b.Redis = addr("booking"), s.o.EventID, s.db, s.redisConfig()
 	b.Identity, b.AccessTokenKeys, b.HoldTTL = identity, accessKeys, s.o.HoldTTL
 	b.WebhookSecrets, b.ServiceToken, b.Seating = s.webhookSecret, serviceToken, s.seating
+	if s.venue != nil {
+		// Migrate seeds it, booking sells it.
+		j, err := json.Marshal(s.venue)
+		if err != nil {
+			return err
+		}
+		b.Venue = string(j)
+	}
 	s.booking = b
 
 	// Migrate and seed first, as the operator's Job does.
@@ -488,7 +534,7 @@ func (s *sale) startWorkloads(ctx context.Context, profile loadtest.Profile) err
 	if err := mig.wait(mctx); err != nil {
 		return err
 	}
-	s.logf("seeded      %d seats (%s)", s.seats, s.seating)
+	s.logf("seeded      %d places (%s)", s.seats, s.seatingText())
 
 	var q config.Queue
 	if err := config.Defaults(&q); err != nil {
@@ -621,7 +667,7 @@ func (s *sale) run(ctx context.Context, profile loadtest.Profile) (*Report, erro
 		WebhookSecret: s.webhookSecret, SalesOpenAt: s.open, Profile: profile, Seed: s.o.Seed,
 		Progress: progress.update, Deadline: s.o.Deadline,
 		Networks: crowdNetworks(profile.Customers), Bots: loadtest.Bots{Count: s.o.Bots},
-		AccessCodes: s.accessCodes,
+		AccessCodes: s.accessCodes, Venue: s.venue,
 	}
 	if s.mailpit != nil {
 		cfg.EmailClaim = s.booking.EmailClaim

@@ -50,15 +50,17 @@ type Report struct {
 	// Broker says which Kafka broker carried the sale's orders.
 	Broker string `json:"broker,omitempty"`
 
-	SeatsSold            int64        `json:"seatsSold"`
-	OrdersPaid           int64        `json:"ordersPaid"`
-	OrdersExpired        int64        `json:"ordersExpired"`
-	OrdersRefundRequired int64        `json:"ordersRefundRequired"`
-	OrdersPending        int64        `json:"ordersPending"`
-	TicketsIssued        int64        `json:"ticketsIssued"`
-	DoubleSold           DoubleSold   `json:"doubleSold"`
-	OutboxUnpublished    int64        `json:"outboxUnpublished"`
-	PaidWebhooks         PaidWebhooks `json:"paidWebhooks"`
+	SeatsSold            int64      `json:"seatsSold"`
+	OrdersPaid           int64      `json:"ordersPaid"`
+	OrdersExpired        int64      `json:"ordersExpired"`
+	OrdersRefundRequired int64      `json:"ordersRefundRequired"`
+	OrdersPending        int64      `json:"ordersPending"`
+	TicketsIssued        int64      `json:"ticketsIssued"`
+	DoubleSold           DoubleSold `json:"doubleSold"`
+	// Places are the checks of standing areas and best available.
+	Places            PlaceChecks  `json:"places"`
+	OutboxUnpublished int64        `json:"outboxUnpublished"`
+	PaidWebhooks      PaidWebhooks `json:"paidWebhooks"`
 	// RedisLifetimes is 1 plus the Redis restarts that lost its data;
 	// ReadmittedAfterLoss the customers admitted in two of them.
 	RedisLifetimes      int           `json:"redisLifetimes"`
@@ -188,6 +190,7 @@ func (r *Report) check() {
 	if n := r.DoubleSold.Total(); n != 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("%d double-sold violations: %+v", n, r.DoubleSold))
 	}
+	r.Problems = r.Places.check(r.Problems)
 	if r.TicketsIssued != r.SeatsSold {
 		r.Problems = append(r.Problems, fmt.Sprintf("tickets issued %d != seats sold %d", r.TicketsIssued, r.SeatsSold))
 	}
@@ -223,6 +226,7 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(tw, "orders paid / expired / refund / pending\t%d / %d / %d / %d\n", r.OrdersPaid, r.OrdersExpired, r.OrdersRefundRequired, r.OrdersPending)
 	fmt.Fprintf(tw, "tickets issued\t%d\n", r.TicketsIssued)
 	fmt.Fprintf(tw, "double-sold (SQL)\t%d\n", r.DoubleSold.Total())
+	r.Places.print(tw)
 	fmt.Fprintf(tw, "outbox unpublished\t%d\n", r.OutboxUnpublished)
 	fmt.Fprintf(tw, "accepted payments\t%d: %d paid, %d refunded once, %d neither\n", r.PaidWebhooks.Delivered, r.PaidWebhooks.Paid, r.PaidWebhooks.RefundedOnce, r.PaidWebhooks.Broken)
 	fmt.Fprintf(tw, "admitted / twice\t%d / %d\n", r.Fairness.Admitted, r.Fairness.AdmittedTwice)
@@ -277,6 +281,8 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(tw, "CPU seconds (since start)\t%s; %.0f in all, %d cores × %.0f s of sale\n", strings.Join(parts, ", "), total, runtime.NumCPU(), r.DurationSeconds)
 	}
 	fmt.Fprintf(tw, "duration\t%.1fs\n", r.DurationSeconds)
+	tw.Flush()
+	printHolds(tw, r.Crowd.Holds)
 	tw.Flush()
 	fmt.Fprintf(tw, "\nENDPOINT\tREQUESTS\tERRORS\tP50 ms\tP99 ms\tSTATUS\n")
 	for _, e := range r.Endpoints {

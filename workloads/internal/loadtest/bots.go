@@ -520,7 +520,7 @@ func (cr *crowd) botHold(ctx context.Context, c *customer) {
 	case r.status == http.StatusConflict && c.tries < int16(cr.cfg.Profile.SeatRetries):
 		c.tries++
 		for _, s := range cr.sections {
-			cr.invalidate(s)
+			cr.invalidate(s, nil)
 		}
 		cr.botLater(c, stepChoose, 50*time.Millisecond)
 	default:

@@ -21,12 +21,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ticketfair/ticketfair/workloads/queueapi"
-	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/ticketfair/ticketfair/workloads/queueapi"
+	"github.com/ticketfair/ticketfair/workloads/webhooksig"
 )
 
 // api speaks to the queue, booking and tickets services, recording every
@@ -54,6 +55,7 @@ type sectionView struct {
 // per-section counts and one status string per row ('A' available), which
 // seats expands (seat ids are "<section>-<row>-<seat>").
 type seatMap struct {
+	AsOf     time.Time     `json:"asOf"`
 	Sections []sectionView `json:"sections"`
 	Rows     []struct {
 		Section string `json:"section"`
@@ -64,19 +66,29 @@ type seatMap struct {
 }
 
 // available returns the ids of the seats of section that the map shows
-// available, in map order.
-func (m seatMap) available(section string) []string {
-	var ids []string
+// available, in map order, named as p names them (nil: by the row's
+// number). p's wheelchair and companion seats are left for those who need
+// them until nothing else is left: then they are sold to all, as venues
+// release them late, or the sale would never sell out.
+func (m seatMap) available(section string, p *places) []string {
+	var ids, spare []string
 	for _, row := range m.Rows {
-		if row.Section != section {
+		if row.Section != section || row.Row == 0 { // row 0: a standing area's places
 			continue
 		}
-		prefix := row.Section + "-" + strconv.Itoa(row.Row) + "-"
 		for i := 0; i < len(row.Seats); i++ {
 			if row.Seats[i] == 'A' {
-				ids = append(ids, prefix+strconv.Itoa(row.First+i))
+				id := p.seatID(section, row.Row, row.First+i)
+				if p != nil && p.accessible[id] {
+					spare = append(spare, id)
+				} else {
+					ids = append(ids, id)
+				}
 			}
 		}
+	}
+	if len(ids) == 0 {
+		return spare
 	}
 	return ids
 }
@@ -88,11 +100,17 @@ type holdResponse struct {
 	ExpiresAt string   `json:"expiresAt"`
 }
 
+// refusal is the error of a hold booking refused: its code and the
+// fields a crowd acts on.
+type refusal struct {
+	Code        string   `json:"code"`
+	Unavailable []string `json:"unavailable"` // seats_unavailable
+	Available   *int     `json:"available"`   // not_enough_places: the places left
+	Split       []string `json:"split"`       // no_seats_together: the best seats apart
+}
+
 type conflictResponse struct {
-	Error struct {
-		Code        string   `json:"code"`
-		Unavailable []string `json:"unavailable"`
-	} `json:"error"`
+	Error refusal `json:"error"`
 }
 
 type ticketsResponse struct {
@@ -210,24 +228,43 @@ func (a *api) seats(ctx context.Context, section string) (seatMap, bool) {
 
 // hold holds seats; idToken ("" for none) lets booking keep the buyer's
 // address with the order.
-func (a *api) hold(ctx context.Context, accessToken, idToken string, seats []string) (holdResponse, []string, result) {
+func (a *api) hold(ctx context.Context, accessToken, idToken string, seats []string) (holdResponse, refusal, result) {
 	body, _ := json.Marshal(map[string]any{"seats": seats})
+	return a.postHold(ctx, "hold", accessToken, idToken, body)
+}
+
+// bestRequest is a hold by quantity: Quantity places of Category, or of
+// the standing area or seated section Section.
+type bestRequest struct {
+	Quantity   int    `json:"quantity"`
+	Category   string `json:"category,omitempty"`
+	Section    string `json:"section,omitempty"`
+	Together   *bool  `json:"together,omitempty"` // booking's default: true
+	Wheelchair int    `json:"wheelchair,omitempty"`
+}
+
+// holdBest holds the best places of req, recorded as the endpoint
+// "hold best" ("hold standing" for a standing area's).
+func (a *api) holdBest(ctx context.Context, name, accessToken, idToken string, req bestRequest) (holdResponse, refusal, result) {
+	body, _ := json.Marshal(req)
+	return a.postHold(ctx, name, accessToken, idToken, body)
+}
+
+func (a *api) postHold(ctx context.Context, name, accessToken, idToken string, body []byte) (holdResponse, refusal, result) {
 	headers := map[string]string{"X-Queue-Token": accessToken}
 	if idToken != "" {
 		headers["Authorization"] = "Bearer " + idToken
 	}
-	r := a.do(ctx, "hold", http.MethodPost, a.eventPath(a.bookingURL)+"/holds", body, headers)
+	r := a.do(ctx, name, http.MethodPost, a.eventPath(a.bookingURL)+"/holds", body, headers)
 	var h holdResponse
-	var unavailable []string
+	var c conflictResponse
 	switch r.status {
 	case http.StatusCreated, http.StatusOK:
 		_ = json.Unmarshal(r.body, &h)
 	case http.StatusConflict:
-		var c conflictResponse
 		_ = json.Unmarshal(r.body, &c)
-		unavailable = c.Error.Unavailable
 	}
-	return h, unavailable, r
+	return h, c.Error, r
 }
 
 func (a *api) webhook(ctx context.Context, body []byte, signature string) result {

@@ -109,7 +109,7 @@ func TestSeatCopyRefreshedByOneCustomer(t *testing.T) {
 
 	// A conflict marks the copy stale: the next pick refreshes it, and picks
 	// during that refresh are served from the copy without waiting.
-	cr.invalidate("A")
+	cr.invalidate("A", nil)
 	cr.seatsMu.Lock()
 	cr.seatCache["A"].avail = []string{"A-9-9"} // a seat left in the copy
 	cr.seatsMu.Unlock()

@@ -32,6 +32,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -87,6 +88,11 @@ type Config struct {
 	// their identity tokens under that claim, and holds carry the token:
 	// the paid orders' tickets are mailed.
 	EmailClaim string
+	// Venue, when set, is the sale's venue: best available asks for its
+	// categories and standing areas, and people who pick leave its
+	// wheelchair and companion seats. Without it each seated section is
+	// asked for by name, as the shorthand's sections are categories.
+	Venue *config.Venue
 }
 
 // Progress is a live view of the run.
@@ -136,6 +142,9 @@ type Counts struct {
 	// EdgeReads are the reads of the public state a CDN edge would answer
 	// from its copy (younger than the max-age): no request is made.
 	EdgeReads int64 `json:"edgeReads"`
+	// Holds are the holds by kind (HoldsOK and HoldConflicts are their
+	// sums).
+	Holds Holds `json:"holds"`
 }
 
 // Result of a run.
@@ -159,6 +168,10 @@ type Result struct {
 	// QueueTimeline is the public state's figures per queue, read about
 	// once a second, each changed read.
 	QueueTimeline []QueueSample `json:"queueTimeline,omitempty"`
+	// BestOrders are the orders of the best-available holds of seats (not
+	// standing places, not splits held by id): the audit checks they
+	// stranded no single seat.
+	BestOrders []string `json:"bestOrders,omitempty"`
 }
 
 type behaviour uint8
@@ -188,6 +201,8 @@ type customer struct {
 	kind     behaviour
 	next     step
 	want     int8
+	ask      ask  // how they ask for places
+	wheel    bool // needs a wheelchair place (best available, two or more)
 	polls    int16
 	tries    int16
 	rejoins  int8
@@ -237,7 +252,9 @@ type crowd struct {
 
 	seatsMu   sync.Mutex
 	seatCache map[string]*cachedSection
-	sections  []string
+	sections  []string // the seated sections people pick in
+	places    *places
+	overview  overview // places.go
 	soldOutAt atomic.Int64
 	waitNanos atomic.Int64
 
@@ -246,8 +263,9 @@ type crowd struct {
 	state     queueapi.State
 	stateAt   time.Time // when state was last read or revalidated
 
-	paidMu sync.Mutex
-	paid   []string
+	paidMu     sync.Mutex
+	paid       []string
+	bestOrders []string
 
 	bots botState // bots.go
 
@@ -260,6 +278,9 @@ type cachedSection struct {
 	at    time.Time
 	avail []string
 	stale bool // a hold found seats taken that the copy shows available
+	// taken are seats holds were refused as unavailable, and when: the
+	// page marks them taken, and copies of the map from before then too.
+	taken map[string]time.Time
 	// fetch is closed when the refresh in flight ends; nil when there is
 	// none. One customer refreshes a section at a time.
 	fetch chan struct{}
@@ -323,17 +344,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// The sections, asked until booking answers: a Service whose pods just
 	// became ready may not route to them yet (kube-proxy syncs after).
 	for attempt := 1; ; attempt++ {
-		if m, ok := cr.api.seats(ctx, ""); ok {
-			for _, s := range m.Sections {
-				cr.sections = append(cr.sections, s.Name)
-			}
+		if m, ok := cr.api.seats(ctx, ""); ok && len(m.Sections) > 0 {
+			cr.places = placesOf(cfg.Venue, m)
+			cr.sections = cr.places.seated
 			break
 		}
 		if attempt == 30 || retry.Sleep(ctx, time.Second) != nil {
 			break
 		}
 	}
-	if len(cr.sections) == 0 {
+	if cr.places == nil {
 		return nil, errors.New("loadtest: the booking service returned no sections in 30 s (is the event seeded?)")
 	}
 	start := time.Now()
@@ -345,7 +365,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	waitBots()
 	stopFollow()
 	stopWatch()
-	res := &Result{Counts: cr.snapshotCounts(), Endpoints: cr.api.rec.snapshot(), Duration: time.Since(start), PaidOrders: cr.paid}
+	res := &Result{Counts: cr.snapshotCounts(), Endpoints: cr.api.rec.snapshot(), Duration: time.Since(start), PaidOrders: cr.paid, BestOrders: cr.bestOrders}
 	res.Bots = cr.botReport(res.Counts)
 	cr.phaseResult(res)
 	if at := cr.soldOutAt.Load(); at > 0 {
@@ -371,6 +391,7 @@ func (cr *crowd) schedule(now time.Time) {
 	codes := 0
 	for i := 0; i < p.Customers; i++ {
 		c := &customer{id: int32(i + 1), want: int8(1 + cr.rnd.IntN(p.MaxSeats))}
+		c.ask, c.wheel = cr.askOf(c.want)
 		if p.Members > 0 || p.CodeHolders > 0 {
 			switch u := cr.rnd.Float64(); {
 			case u < p.Members:
@@ -470,7 +491,7 @@ func (cr *crowd) snapshotCounts() Counts {
 		GaveUpNoSeats: load(&c.GaveUpNoSeats), MaxActiveSample: load(&c.MaxActiveSample),
 		WaitingSeconds: time.Duration(cr.waitNanos.Load()).Seconds(), StateReads: load(&c.StateReads), PersonalPolls: load(&c.PersonalPolls), EdgeReads: load(&c.EdgeReads),
 		PlacesLost: load(&c.PlacesLost), Rejoined: load(&c.Rejoined), RejoinFailed: load(&c.RejoinFailed),
-		PhaseNotOpen: load(&c.PhaseNotOpen),
+		PhaseNotOpen: load(&c.PhaseNotOpen), Holds: c.Holds.load(),
 	}
 }
 
@@ -801,9 +822,34 @@ func (cr *crowd) personalPoll(ctx context.Context, c *customer) {
 	}
 }
 
-// choose picks seats from the (cached) seat map and holds them, choosing
-// again after a conflict.
+// askOf draws how a customer of want places asks for them (Profile's
+// BestAvailable, Standing and Wheelchair).
+func (cr *crowd) askOf(want int8) (ask, bool) {
+	p := cr.cfg.Profile
+	if cr.rnd.Float64() >= p.BestAvailable {
+		return askPicked, false
+	}
+	if len(cr.places.standing) > 0 && cr.rnd.Float64() < p.Standing {
+		return askStanding, false
+	}
+	return askBest, want >= 2 && cr.rnd.Float64() < p.Wheelchair
+}
+
+// choose holds places as c asks for them, choosing again after a 409.
 func (cr *crowd) choose(ctx context.Context, c *customer) {
+	if c.ask == askPicked {
+		cr.choosePicked(ctx, c)
+		return
+	}
+	cr.chooseBest(ctx, c)
+}
+
+// choosePicked picks seats from the (cached) seat map and holds them.
+func (cr *crowd) choosePicked(ctx context.Context, c *customer) {
+	if len(cr.sections) == 0 {
+		cr.giveUp(ctx, c)
+		return
+	}
 	section := cr.sections[cr.rnd.IntN(len(cr.sections))]
 	seats := cr.pick(ctx, section, int(c.want))
 	if len(seats) == 0 {
@@ -819,42 +865,72 @@ func (cr *crowd) choose(ctx context.Context, c *customer) {
 		cr.giveUp(ctx, c)
 		return
 	}
-	idToken := ""
-	if cr.cfg.EmailClaim != "" {
-		idToken = cr.identityToken(c)
-	}
-	h, unavailable, r := cr.api.hold(ctx, c.access, idToken, seats)
+	counts := &cr.counts.Holds.Picked
+	inc(&counts.Requests)
+	h, rf, r := cr.api.hold(ctx, c.access, cr.holdIDToken(c), seats)
 	switch {
 	case r.status == http.StatusCreated || r.status == http.StatusOK:
-		inc(&cr.counts.HoldsOK)
-		c.orderID, c.amount, c.seats = h.OrderID, h.Amount, int8(len(seats))
-		cr.held.Add(int64(len(seats)))
-		if c.kind == holdExpirer {
-			inc(&cr.counts.HoldsAbandoned)
-			// The seats stay held until the hold expires, and count as
-			// held until then.
-			n := int64(len(seats))
-			if exp, err := time.Parse(time.RFC3339Nano, h.ExpiresAt); err == nil {
-				time.AfterFunc(time.Until(exp), func() { cr.held.Add(-n) })
-			} else {
-				cr.held.Add(-n)
-			}
-			cr.active.Add(-1)
-			cr.finish(c)
-			return
-		}
-		c.tries = 0
-		cr.later(c, stepPay, cr.cfg.Profile.ThinkTime)
+		inc(&counts.Held)
+		cr.tookSeats(seats)
+		cr.holding(c, h)
 	case r.status == http.StatusConflict:
 		inc(&cr.counts.HoldConflicts)
-		_ = unavailable // the picked seats already left the cache; a conflict means it is stale
-		cr.invalidate(section)
-		c.tries++
-		if int(c.tries) > cr.cfg.Profile.SeatRetries {
-			cr.giveUp(ctx, c)
-			return
+		counts.refused(rf, 0)
+		// The picked seats already left the cache; a conflict means it
+		// is stale.
+		cr.invalidate(section, rf.Unavailable)
+		cr.chooseAgain(ctx, c)
+	default:
+		cr.holdFailed(ctx, c, r)
+	}
+}
+
+// holdIDToken is the identity token a hold carries ("" for none): with it
+// booking keeps the buyer's address with the order.
+func (cr *crowd) holdIDToken(c *customer) string {
+	if cr.cfg.EmailClaim == "" {
+		return ""
+	}
+	return cr.identityToken(c)
+}
+
+// holding goes on from c's hold h: to pay, or to let it expire.
+func (cr *crowd) holding(c *customer, h holdResponse) {
+	inc(&cr.counts.HoldsOK)
+	n := int64(len(h.Seats))
+	c.orderID, c.amount, c.seats = h.OrderID, h.Amount, int8(n)
+	cr.held.Add(n)
+	if c.kind == holdExpirer {
+		inc(&cr.counts.HoldsAbandoned)
+		// The seats stay held until the hold expires, and count as held
+		// until then.
+		if exp, err := time.Parse(time.RFC3339Nano, h.ExpiresAt); err == nil {
+			time.AfterFunc(time.Until(exp), func() { cr.held.Add(-n) })
+		} else {
+			cr.held.Add(-n)
 		}
-		cr.later(c, stepChoose, 50*time.Millisecond)
+		cr.active.Add(-1)
+		cr.finish(c)
+		return
+	}
+	c.tries = 0
+	cr.later(c, stepPay, cr.cfg.Profile.ThinkTime)
+}
+
+// chooseAgain has c choose again after a 409, up to Profile.SeatRetries
+// times.
+func (cr *crowd) chooseAgain(ctx context.Context, c *customer) {
+	c.tries++
+	if int(c.tries) > cr.cfg.Profile.SeatRetries {
+		cr.giveUp(ctx, c)
+		return
+	}
+	cr.later(c, stepChoose, 50*time.Millisecond)
+}
+
+// holdFailed handles a hold's answer other than 2xx and 409.
+func (cr *crowd) holdFailed(ctx context.Context, c *customer, r result) {
+	switch {
 	case r.status == 0 || r.status >= 500:
 		cr.retry(c, r, stepChoose)
 	case r.status == http.StatusForbidden:
@@ -939,22 +1015,43 @@ func (cr *crowd) refresh(ctx context.Context, section string, cs *cachedSection)
 	m, ok := cr.api.seats(ctx, section)
 	var avail []string
 	if ok {
-		avail = m.available(section)
+		avail = m.available(section, cr.places)
 	}
 	cr.seatsMu.Lock()
 	if ok {
 		cs.at, cs.avail, cs.stale = time.Now(), avail, false
+		for id, at := range cs.taken {
+			if time.Since(at) > recentFor {
+				delete(cs.taken, id)
+			}
+		}
+		if len(cs.taken) > 0 {
+			cs.avail = slices.DeleteFunc(cs.avail, func(id string) bool {
+				at, ok := cs.taken[id]
+				return ok && at.After(m.AsOf)
+			})
+		}
 	}
 	cs.fetch = nil
 	close(done)
 }
 
-// invalidate makes the next pick in section refresh the seat map.
-func (cr *crowd) invalidate(section string) {
+// invalidate makes the next pick in section refresh the seat map, which
+// leaves out the seats taken (a refusal's), unless it is newer.
+func (cr *crowd) invalidate(section string, taken []string) {
 	cr.seatsMu.Lock()
 	defer cr.seatsMu.Unlock()
-	if cs := cr.seatCache[section]; cs != nil {
-		cs.stale = true
+	cs := cr.seatCache[section]
+	if cs == nil {
+		return
+	}
+	cs.stale = true
+	if len(taken) > 0 && cs.taken == nil {
+		cs.taken = map[string]time.Time{}
+	}
+	now := time.Now()
+	for _, id := range taken {
+		cs.taken[id] = now
 	}
 }
 

@@ -45,6 +45,25 @@ type Profile struct {
 	// CodeHolders with an access code (Config.AccessCodes), one each.
 	Members     float64
 	CodeHolders float64
+	// BestAvailable is the share of customers who ask for "N in category
+	// C" (best available) rather than pick seats, as most buyers of a big
+	// sale do; Standing the share of those who ask for standing places
+	// when the venue has a standing area. Wheelchair is the share of
+	// best-available parties of two or more who need a wheelchair place
+	// (one, with a companion seat). AcceptSplit is the share of parties
+	// told no seats are free together who hold the split offered; the
+	// others ask again.
+	BestAvailable float64
+	Standing      float64
+	Wheelchair    float64
+	AcceptSplit   float64
+	// FreshCounts: best-available parties choose by the places left as of
+	// now, the seat map's counts less the crowd's holds since the map's
+	// asOf. Booking's map lags by up to a few seconds (its max-age, and
+	// the stale copy it serves while refreshing), and the crowd is the
+	// only buyer, so this stands for counts served fresh. false: the
+	// map's counts as served, and parties ask for places held seconds ago.
+	FreshCounts bool
 }
 
 // DefaultProfile is a crowd with a little of every kind of behaviour.
@@ -64,6 +83,11 @@ func DefaultProfile() Profile {
 		SeatRetries:   3,
 		ThinkTime:     200 * time.Millisecond,
 		TicketPollFor: 30 * time.Second,
+		BestAvailable: 0.8,
+		Standing:      0.3,
+		Wheelchair:    0.01,
+		AcceptSplit:   0.5,
+		FreshCounts:   true,
 	}
 }
 
@@ -71,7 +95,8 @@ func DefaultProfile() Profile {
 // lower-cased field names: customers, prequeue, joinwindow, abandon,
 // noclaim, holdexpire, webhooktwice, webhooklate, payfail, maxseats,
 // concurrency, seatretries, minpoll, thinktime, ticketpollfor, members,
-// codeholders.
+// codeholders, bestavailable, standing, wheelchair, acceptsplit,
+// freshcounts (true or false).
 func ParseProfile(p Profile, s string) (Profile, error) {
 	for _, kv := range strings.Split(s, ",") {
 		kv = strings.TrimSpace(kv)
@@ -112,6 +137,16 @@ func ParseProfile(p Profile, s string) (Profile, error) {
 			p.Members, err = fraction(v)
 		case "codeholders":
 			p.CodeHolders, err = fraction(v)
+		case "bestavailable":
+			p.BestAvailable, err = fraction(v)
+		case "standing":
+			p.Standing, err = fraction(v)
+		case "wheelchair":
+			p.Wheelchair, err = fraction(v)
+		case "acceptsplit":
+			p.AcceptSplit, err = fraction(v)
+		case "freshcounts":
+			p.FreshCounts, err = strconv.ParseBool(v)
 		case "joinwindow":
 			p.JoinWindow, err = time.ParseDuration(v)
 		case "minpoll":
@@ -147,6 +182,14 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("profile: members and codeholders must be fractions")
 	case p.Members+p.CodeHolders > 1:
 		return fmt.Errorf("profile: members + codeholders exceed 1")
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"bestavailable", p.BestAvailable}, {"standing", p.Standing}, {"wheelchair", p.Wheelchair}, {"acceptsplit", p.AcceptSplit}} {
+		if f.v < 0 || f.v > 1 {
+			return fmt.Errorf("profile: %s must be between 0 and 1", f.name)
+		}
 	}
 	return nil
 }

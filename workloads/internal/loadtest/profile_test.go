@@ -35,7 +35,14 @@ func TestParseProfile(t *testing.T) {
 	if p, err := ParseProfile(DefaultProfile(), "members=0.1,codeholders=0.02"); err != nil || p.Members != 0.1 || p.CodeHolders != 0.02 {
 		t.Fatalf("members and code holders: %+v, %v", p, err)
 	}
-	for _, bad := range []string{"customers=0", "abandon=1.5", "nokey", "colour=blue", "joinwindow=soon", "maxseats=11", "abandon=0.6,noclaim=0.6", "members=0.7,codeholders=0.4", "members=-0.1"} {
+	if p, err := ParseProfile(DefaultProfile(), "bestavailable=0.5,standing=0,wheelchair=0.1,acceptsplit=1"); err != nil ||
+		p.BestAvailable != 0.5 || p.Standing != 0 || p.Wheelchair != 0.1 || p.AcceptSplit != 1 {
+		t.Fatalf("how people ask for places: %+v, %v", p, err)
+	}
+	if d := DefaultProfile(); d.BestAvailable != 0.8 || d.Standing != 0.3 {
+		t.Fatalf("the documented defaults: bestavailable %v, standing %v", d.BestAvailable, d.Standing)
+	}
+	for _, bad := range []string{"bestavailable=1.2", "standing=-1", "customers=0", "abandon=1.5", "nokey", "colour=blue", "joinwindow=soon", "maxseats=11", "abandon=0.6,noclaim=0.6", "members=0.7,codeholders=0.4", "members=-0.1"} {
 		if _, err := ParseProfile(DefaultProfile(), bad); err == nil {
 			t.Errorf("accepted %q", bad)
 		}

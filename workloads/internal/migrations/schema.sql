@@ -8,6 +8,14 @@ CREATE FUNCTION public.confirm_payment(p_event bigint, p_order uuid, p_key text,
     LANGUAGE plpgsql
     AS $$ … $$;
 
+CREATE FUNCTION public.hold_best(p_event bigint, p_order uuid, p_customer text, p_session text, p_currency text, p_ttl_ms bigint, p_max_seats integer, p_quantity integer, p_category text, p_section text, p_sections text[], p_together boolean, p_wheelchair integer, p_email text) RETURNS TABLE(expires_at timestamp with time zone, amount text, seat_id text, section text, row_label text, seat_no integer, category text, kind text)
+    LANGUAGE plpgsql
+    AS $$ … $$;
+
+CREATE FUNCTION public.hold_limit(p_event bigint, p_customer text, p_max_seats integer, p_count integer) RETURNS void
+    LANGUAGE plpgsql
+    AS $$ … $$;
+
 CREATE FUNCTION public.hold_seats(p_event bigint, p_order uuid, p_customer text, p_session text, p_currency text, p_ttl_ms bigint, p_max_seats integer, p_seats text[]) RETURNS TABLE(expires_at timestamp with time zone, amount text)
     LANGUAGE sql
     AS $$ … $$;
@@ -16,8 +24,20 @@ CREATE FUNCTION public.hold_seats(p_event bigint, p_order uuid, p_customer text,
     LANGUAGE plpgsql
     AS $$ … $$;
 
+CREATE FUNCTION public.hold_take(p_event bigint, p_order uuid, p_customer text, p_session text, p_currency text, p_ttl_ms bigint, p_max_seats integer, p_seats text[], p_email text) RETURNS TABLE(expires_at timestamp with time zone, amount text)
+    LANGUAGE plpgsql
+    AS $$ … $$;
+
+CREATE FUNCTION public.lock_block(p_event bigint, p_section text, p_row integer, p_lo integer, p_hi integer, p_strands boolean, OUT seats text[], OUT busy text[]) RETURNS record
+    LANGUAGE plpgsql
+    AS $$ … $$;
+
 CREATE FUNCTION public.outbox_notify() RETURNS trigger
     LANGUAGE plpgsql
+    AS $$ … $$;
+
+CREATE FUNCTION public.seat_blocks(p_event bigint, p_category text, p_section text, p_sections text[], p_count integer, p_wheelchair integer, p_exclude text[], p_pick_below bigint, p_best_below bigint, p_orphans boolean, p_limit integer) RETURNS TABLE(section text, row_no integer, lo integer, orphan boolean, companions integer, score numeric)
+    LANGUAGE sql STABLE
     AS $$ … $$;
 
 CREATE TABLE public.checkin (
@@ -120,8 +140,18 @@ CREATE TABLE public.seat (
     order_id uuid,
     hold_expires_at timestamp with time zone,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    category text,
+    kind text DEFAULT 'seat'::text NOT NULL,
+    row_label text,
+    row_pos integer,
+    best_order bigint,
+    wheelchair boolean DEFAULT false NOT NULL,
+    companion boolean DEFAULT false NOT NULL,
+    restricted_view boolean DEFAULT false NOT NULL,
+    aisle boolean DEFAULT false NOT NULL,
     CONSTRAINT seat_check CHECK (((status = 'AVAILABLE'::text) = (order_id IS NULL))),
     CONSTRAINT seat_hold_expiry CHECK (((status = 'HELD'::text) = (hold_expires_at IS NOT NULL))),
+    CONSTRAINT seat_kind_check CHECK ((kind = ANY (ARRAY['seat'::text, 'standing'::text]))),
     CONSTRAINT seat_price_check CHECK ((price >= (0)::numeric)),
     CONSTRAINT seat_status_check CHECK ((status = ANY (ARRAY['AVAILABLE'::text, 'HELD'::text, 'SOLD'::text])))
 );
@@ -236,11 +266,15 @@ CREATE INDEX outbox_published_at ON public.outbox USING btree (published_at) WHE
 
 CREATE INDEX outbox_unpublished ON public.outbox USING btree (id) WHERE (published_at IS NULL);
 
+CREATE INDEX seat_best ON public.seat USING btree (event_id, category, best_order) WHERE (status = 'AVAILABLE'::text);
+
 CREATE INDEX seat_customer ON public.seat USING btree (event_id, held_by) WHERE (status <> 'AVAILABLE'::text);
 
 CREATE INDEX seat_held_expiry ON public.seat USING btree (event_id, hold_expires_at) WHERE (status = 'HELD'::text);
 
 CREATE INDEX seat_order ON public.seat USING btree (order_id) WHERE (order_id IS NOT NULL);
+
+CREATE INDEX seat_row_pos ON public.seat USING btree (event_id, section, row_no, row_pos) WHERE (status = 'AVAILABLE'::text);
 
 CREATE INDEX ticket_event ON public.ticket USING btree (event_id);
 

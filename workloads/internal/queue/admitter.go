@@ -37,6 +37,9 @@ type admitter struct {
 	// so booking gets people evenly rather than in a burst per tick. 0:
 	// one step per tick.
 	step time.Duration
+	// tune chooses the rate when the settings ask for autotune; nil: the
+	// fixed rate always.
+	tune *autotuner
 }
 
 // stepOf is the length of one admission step under set: the tick divided
@@ -75,6 +78,10 @@ func (a *admitter) run(ctx context.Context, epoch int64) error {
 	a.m.epoch.Set(float64(epoch))
 	a.m.leader.Set(1)
 	defer a.m.leader.Set(0)
+	if a.tune != nil {
+		a.tune.on = false // a new term resumes from the published rate
+		defer a.m.admitRate.Set(0)
+	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -89,6 +96,9 @@ func (a *admitter) run(ctx context.Context, epoch int64) error {
 		case <-timer.C:
 		}
 		set := a.live.Load()
+		if a.tune != nil {
+			set.RatePerSecond = a.tune.rate(ctx, set, time.Now())
+		}
 		timer.Reset(a.stepOf(set))
 		r, err := a.tickOnce(ctx, epoch, set)
 		if err != nil {
@@ -124,6 +134,9 @@ func (a *admitter) tickOnce(ctx context.Context, epoch int64, set Settings) (tic
 		}
 	}
 	a.m.admitted.Add(float64(max(r.Admitted, 0)))
+	if a.tune != nil {
+		a.tune.admitted(batch, r.Admitted)
+	}
 	if !r.Fenced {
 		a.m.active.Set(float64(r.Active))
 	}

@@ -47,6 +47,7 @@ type keys struct {
 	codes     string // HASH sha256(access code) -> the customer who redeemed it
 	wrr       string // HASH queue -> the weighted round robin's credit (admitScript)
 	admittedQ string // HASH queue -> admissions from it
+	admitRate string // the rate autotune chose, for the stats (autotune.go)
 }
 
 func keysFor(eventID int64) keys {
@@ -68,6 +69,7 @@ func keysFor(eventID int64) keys {
 		codes:     p + "codes",
 		wrr:       p + "wrr",
 		admittedQ: p + "admittedq",
+		admitRate: p + "admitrate",
 	}
 }
 

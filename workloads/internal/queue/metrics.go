@@ -40,6 +40,11 @@ type metrics struct {
 	// joinRefused counts the joins refused with a 4xx of the join's checks
 	// (the access code, the phase, proof of work, rate limits), by code.
 	joinRefused *prometheus.CounterVec
+	// admitRate is the rate the admitter admits at; holdP99 and
+	// autotuneActions show autotune's input and choices (autotune.go).
+	admitRate       prometheus.Gauge
+	holdP99         prometheus.Gauge
+	autotuneActions *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -70,11 +75,17 @@ func newMetrics() *metrics {
 		}),
 		joinRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ticketfair_queue_join_refused_total", Help: "Joins refused by the join's checks, by reason (the error code)."}, []string{"reason"}),
+		admitRate: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_admit_rate",
+			Help: "Admissions per second this pod's admitter admits at: autotune's choice, or the configured rate (set while it leads)."}),
+		holdP99: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ticketfair_queue_autotune_hold_p99_seconds",
+			Help: "Booking's server-side hold p99 as autotune last read it (the worst replica's, over its recent window)."}),
+		autotuneActions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ticketfair_queue_autotune_periods_total",
+			Help: "Autotune's control periods by action: cut, raise, hold, blind (no health figures from booking: hold)."}, []string{"action"}),
 	}
-	m.reg.MustRegister(m.joinRefused, m.requests, m.redisErrors, m.waiting, m.active, m.choosing, m.admitted, m.rate, m.leader, m.epoch, m.maxActive, m.salesOpen, m.tickSeconds,
+	m.reg.MustRegister(m.admitRate, m.holdP99, m.autotuneActions, m.joinRefused, m.requests, m.redisErrors, m.waiting, m.active, m.choosing, m.admitted, m.rate, m.leader, m.epoch, m.maxActive, m.salesOpen, m.tickSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Exposed at 0 from the start, so rates and alerts see the first error.
-	for _, op := range []string{"join", "poll", "leave", "stats", "snapshot", "epoch", "admit"} {
+	for _, op := range []string{"join", "poll", "leave", "stats", "snapshot", "epoch", "admit", "autotune"} {
 		m.redisErrors.WithLabelValues(op)
 	}
 	return m

@@ -211,7 +211,7 @@ func run(ctx context.Context, cfg config.Queue, kube *rest.Config, ready func(ne
 
 // runAdmitter admits under the Lease, or alone without election.
 func (s *service) runAdmitter(ctx context.Context, kube *rest.Config) error {
-	a := &admitter{st: s.st, live: s.live, m: s.m, step: s.cfg.AdmitStep}
+	a := &admitter{st: s.st, live: s.live, m: s.m, step: s.cfg.AdmitStep, tune: newAutotuner(s.st, s.m)}
 	if !s.cfg.LeaderElection {
 		slog.Info("leader election disabled: this process is the only admitter (run exactly one)", "event", s.cfg.EventID)
 		for ctx.Err() == nil {
@@ -568,6 +568,11 @@ func (s *service) stats(w http.ResponseWriter, r *http.Request) error {
 		Remaining: snap.Remaining, Held: snap.Held, Sold: snap.Sold, SalesOpen: snap.SalesOpen, Paused: s.live.Load().Paused, SoldOut: snap.SoldOut,
 		UpdatedAt: snap.Fetched.UTC().Truncate(time.Second)}
 	st.Phase, st.Queues = queueStats(snap, s.live.Load())
+	rate, err := s.admitRate(r.Context())
+	if err != nil {
+		return err
+	}
+	st.AdmitRate = rate
 	httpapi.WriteJSON(w, http.StatusOK, st)
 	return nil
 }

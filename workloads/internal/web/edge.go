@@ -106,6 +106,7 @@ func NewEdge(cfg EdgeConfig) http.Handler {
 	handle("GET /events/{eventId}/stats", queue)
 	handle("GET /.well-known/jwks.json", queue)
 	handle("GET /events/{eventId}/seats", booking)
+	handle("GET /events/{eventId}/venue", booking)
 	handle("/events/{eventId}/holds", booking)
 	handle("/events/{eventId}/holds/{orderId}", booking)
 	handle("GET /orders/{orderId}", booking)

@@ -106,6 +106,7 @@ func TestEdgeRouting(t *testing.T) {
 		{"GET", "/events/7/stats", "queue", 200},
 		{"GET", "/.well-known/jwks.json", "queue", 200},
 		{"GET", "/events/7/seats?section=A", "booking", 200},
+		{"GET", "/events/7/venue", "booking", 200},
 		{"POST", "/events/7/holds", "booking", 200},
 		{"DELETE", "/events/7/holds/o1", "booking", 200},
 		{"GET", "/orders/o1", "booking", 200},

@@ -78,6 +78,13 @@ func defaults[T any](t *testing.T) T {
 
 func startSale(t *testing.T) *sale {
 	t.Helper()
+	return startSaleOf(t, nil)
+}
+
+// startSaleOf is startSale with the full-flow event selling venue, when
+// not nil, instead of the shorthand seating; booking is told it.
+func startSaleOf(t *testing.T, venue *config.Venue) *sale {
+	t.Helper()
 	redisURL, rdb := testenv.RedisDB(t) // the same database as the services
 	dbURL := testenv.PostgresURL(t)
 	kafka := testenv.Kafka(t) // the binary's broker, topics of this test's own
@@ -96,7 +103,12 @@ func startSale(t *testing.T) *sale {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := booking.Seed(ctx, pool, saleEvent, sections); err != nil {
+	if venue != nil {
+		_, err = booking.SeedVenue(ctx, pool, saleEvent, *venue)
+	} else {
+		_, err = booking.Seed(ctx, pool, saleEvent, sections)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	pool.Close()
@@ -160,6 +172,13 @@ func startSale(t *testing.T) *sale {
 	b.HTTPAddr, b.EventID, b.DatabaseURL, b.RedisURL = local, saleEvent, dbURL, redisURL
 	b.Identity, b.AccessTokenKeys, b.WebhookSecrets, b.ServiceToken = ident, accessKeys, webhookSecret, "service-token"
 	b.SeatMapRefresh = 200 * time.Millisecond
+	if venue != nil {
+		j, err := json.Marshal(venue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Venue = string(j)
+	}
 	bookingURL := start("booking", func(ready func(net.Addr)) error { return booking.Run(ctx, b, ready) })
 
 	r := defaults[config.Relay](t)

@@ -26,8 +26,11 @@ package zone
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -181,3 +184,108 @@ func PublishInventory(ctx context.Context, rdb redis.UniversalClient, eventID in
 // place given before opening, "f" for one after (the queue's own clock
 // decides, not the client's).
 func AdmitLogKey(eventID int64) string { return Prefix(eventID) + "admitlog" }
+
+// HealthKey is a hash of booking's health figures, one field per booking
+// replica (its instance id), written about once a second by each replica
+// (PublishHealth) and read by the queue's admitter to tune its rate
+// (ReadHealth). Each value carries the time Redis stored it, so a replica
+// that stops publishing drops out of the reading; the whole key expires
+// once no replica publishes.
+func HealthKey(eventID int64) string { return Prefix(eventID) + "health" }
+
+// Health is what one booking replica measured over its recent window.
+type Health struct {
+	// HoldP99 is the 99th percentile of the server-side hold: from the
+	// checks to the answer, the wait in the transaction gate included.
+	HoldP99 time.Duration `json:"holdP99"`
+	// GateWaitP99 is the 99th percentile of the wait in the gate.
+	GateWaitP99 time.Duration `json:"gateWaitP99"`
+	// GateQueue is the transactions waiting in the gate now.
+	GateQueue int64 `json:"gateQueue"`
+	// HoldsPerSecond is the holds the window saw, per second.
+	HoldsPerSecond float64 `json:"holdsPerSecond"`
+	// Holds is how many holds the window saw: a p99 of a few means little.
+	Holds int64 `json:"holds"`
+}
+
+// HealthFresh is how old a replica's figures may be and still count.
+const HealthFresh = 5 * time.Second
+
+// healthTTL is how long the hash outlives the last publish, and how old a
+// field gets before a publish of another replica removes it.
+const healthTTL = 30 * time.Second
+
+// publishHealthScript stores one replica's figures stamped with Redis's
+// clock, the one ReadHealth judges them by, and drops the fields of
+// replicas gone for longer than the TTL.
+// KEYS: health. ARGV: instance id, JSON figures, TTL in milliseconds.
+var publishHealthScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[3])
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  local at = tonumber(string.match(all[i + 1], '^(%d+) '))
+  if all[i] ~= ARGV[1] and (not at or at < now - ttl) then redis.call('HDEL', KEYS[1], all[i]) end
+end
+redis.call('HSET', KEYS[1], ARGV[1], now .. ' ' .. ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ttl)
+return now
+`)
+
+// readHealthScript returns Redis's clock and the health hash.
+// KEYS: health.
+var readHealthScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = redis.call('HGETALL', KEYS[1])
+table.insert(out, 1, now)
+return out
+`)
+
+// PublishHealth records the figures of booking replica instance.
+func PublishHealth(ctx context.Context, rdb redis.Scripter, eventID int64, instance string, h Health) error {
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	if err := publishHealthScript.Run(ctx, rdb, []string{HealthKey(eventID)}, instance, b, healthTTL.Milliseconds()).Err(); err != nil {
+		return fmt.Errorf("%w: publish health: %v", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// ReadHealth combines the figures of the replicas that published within
+// HealthFresh: the worst percentiles (the admitter must not overload the
+// slowest replica, where the queue's people land as much as anywhere),
+// the gate queues and holds added up. ok is false when no replica's
+// figures are fresh: booking is not publishing, and nothing is known.
+func ReadHealth(ctx context.Context, rdb redis.Scripter, eventID int64) (h Health, ok bool, err error) {
+	res, err := readHealthScript.Run(ctx, rdb, []string{HealthKey(eventID)}).Slice()
+	if err != nil {
+		return Health{}, false, fmt.Errorf("%w: read health: %v", ErrUnavailable, err)
+	}
+	if len(res) == 0 {
+		return Health{}, false, fmt.Errorf("%w: read health: empty reply", ErrUnavailable)
+	}
+	now, _ := res[0].(int64)
+	for i := 1; i+1 < len(res); i += 2 {
+		v, _ := res[i+1].(string)
+		stamp, body, found := strings.Cut(v, " ")
+		at, perr := strconv.ParseInt(stamp, 10, 64)
+		if !found || perr != nil || now-at > HealthFresh.Milliseconds() {
+			continue
+		}
+		var r Health
+		if json.Unmarshal([]byte(body), &r) != nil {
+			continue
+		}
+		h.HoldP99 = max(h.HoldP99, r.HoldP99)
+		h.GateWaitP99 = max(h.GateWaitP99, r.GateWaitP99)
+		h.GateQueue += r.GateQueue
+		h.HoldsPerSecond += r.HoldsPerSecond
+		h.Holds += r.Holds
+		ok = true
+	}
+	return h, ok, nil
+}

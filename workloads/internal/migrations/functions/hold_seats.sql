@@ -1,63 +1,15 @@
--- A hold is one call of hold_seats: one statement, so one round trip and
--- one implicit transaction, in which the database makes every check. A
--- refusal raises SQLSTATE TFH01 with the reason as the message and its
--- figures as the detail: seat_limit with the seats the customer already
--- has; seats_unavailable with the seats not taken, and the hint
--- "unknown:" listing those of them that do not exist (none after the
--- colon when all exist), so the service tells bad input (400) from a
--- taken seat (409) without a second query.
---
--- Order of work: the customer's advisory lock (the one confirm_payment
--- takes, so holds and payments cannot add up past the limit); the limit
--- over the customer's SOLD and live HELD seats; the PENDING order, its
--- amount read from the seats' prices first so it is written once, with
--- the limit it was held under (seat_limit, which confirm_payment keeps
--- to); then each seat in the caller's (sorted) order, taken only if
--- AVAILABLE or its hold expired, and recorded with its price as one of
--- the order's seats. Every timestamp is the database's now(). p_email is
--- the buyer's verified address (NULL: none), kept with the order so the
--- paid order's tickets can be mailed.
+-- A hold of picked seats is one call of hold_seats: one statement, so one
+-- round trip and one implicit transaction, in which the database makes
+-- every check. It is hold_limit (the customer's lock and seat limit), then
+-- hold_take (the PENDING order and each seat in the caller's sorted
+-- order, so holds cannot deadlock); either raises SQLSTATE TFH01 with the
+-- reason as the message when it refuses.
 CREATE OR REPLACE FUNCTION hold_seats(p_event bigint, p_order uuid, p_customer text, p_session text, p_currency text,
                                       p_ttl_ms bigint, p_max_seats integer, p_seats text[], p_email text)
 RETURNS TABLE (expires_at timestamptz, amount text)
 LANGUAGE plpgsql AS $$
-DECLARE
-    held    bigint;
-    total   numeric(12,2);
-    expires timestamptz := now() + p_ttl_ms * interval '1 millisecond';
-    seat_id_ text;
-    missing text;
-    unknown text;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended(p_customer, p_event));
-    SELECT count(*) INTO held FROM seat s
-     WHERE s.event_id = p_event AND s.held_by = p_customer
-       AND (s.status = 'SOLD' OR (s.status = 'HELD' AND s.hold_expires_at > now()));
-    IF held + cardinality(p_seats) > p_max_seats THEN
-        RAISE EXCEPTION USING ERRCODE = 'TFH01', MESSAGE = 'seat_limit', DETAIL = held::text;
-    END IF;
-    SELECT coalesce(sum(s.price), 0) INTO total FROM seat s WHERE s.event_id = p_event AND s.seat_id = ANY (p_seats);
-    INSERT INTO ticket_order (id, customer_id, event_id, session_id, amount, currency, hold_expires_at, seat_limit, email)
-    VALUES (p_order, p_customer, p_event, p_session, total, p_currency, expires, p_max_seats, p_email);
-    FOREACH seat_id_ IN ARRAY p_seats LOOP
-        WITH taken AS (
-            UPDATE seat s SET status = 'HELD', held_by = p_customer, order_id = p_order,
-                   hold_expires_at = expires, updated_at = now()
-             WHERE s.event_id = p_event AND s.seat_id = seat_id_
-               AND (s.status = 'AVAILABLE' OR (s.status = 'HELD' AND s.hold_expires_at <= now()))
-            RETURNING s.seat_id, s.section, s.price)
-        INSERT INTO order_seat (order_id, event_id, seat_id, section, price)
-        SELECT p_order, p_event, t.seat_id, t.section, t.price FROM taken t;
-        IF NOT FOUND THEN
-            missing := concat_ws(',', missing, seat_id_);
-        END IF;
-    END LOOP;
-    IF missing IS NOT NULL THEN
-        SELECT string_agg(m, ',') INTO unknown FROM unnest(string_to_array(missing, ',')) m
-         WHERE NOT EXISTS (SELECT 1 FROM seat s WHERE s.event_id = p_event AND s.seat_id = m);
-        RAISE EXCEPTION USING ERRCODE = 'TFH01', MESSAGE = 'seats_unavailable', DETAIL = missing,
-              HINT = 'unknown:' || coalesce(unknown, '');
-    END IF;
-    RETURN QUERY SELECT expires, total::text;
+    PERFORM hold_limit(p_event, p_customer, p_max_seats, cardinality(p_seats));
+    RETURN QUERY SELECT * FROM hold_take(p_event, p_order, p_customer, p_session, p_currency, p_ttl_ms, p_max_seats, p_seats, p_email);
 END
 $$;

@@ -326,15 +326,28 @@
 
   // ---- seat selection ----
   const MAX_SEATS = 4;
+  // The SVG namespace, as the HTML parser gives it: the pages carry no
+  // absolute URLs (TestAssetsAndCaching checks), not even a namespace's.
+  const SVGNS = (() => { const t = document.createElement("template"); t.innerHTML = "<svg></svg>"; return t.content.firstChild.namespaceURI; })();
+  // Cents of a price "89.50", and back: sums without floating point.
+  const cents = (p) => { const [w, f] = String(p || "0").split("."); return parseInt(w, 10) * 100 + parseInt(((f || "") + "00").slice(0, 2), 10); };
+  const money = (c) => Math.floor(c / 100) + "." + String(c % 100).padStart(2, "0");
   async function seatsPage() {
     const msg = $("message"), turn = $("turn"), picker = $("picker"), sectionsEl = $("sections");
-    const mapEl = $("seatmap"), asof = $("asof"), choice = $("choice"), holdBtn = $("hold");
-    const held = $("held");
+    const mapEl = $("seatmap"), drawnEl = $("drawn"), asof = $("asof"), choice = $("choice"), holdBtn = $("hold");
+    const held = $("held"), statusEl = $("status"), offer = $("offer");
+    const form = $("best-form"), qtyEl = $("quantity"), catsEl = $("categories"), togetherEl = $("together");
+    const wheelEl = $("wheelchair"), wheelField = $("wheelchair-field"), findBtn = $("find"), listBtn = $("as-list");
     const selected = new Set();
-    let section = null, sectionInfo = {}, currency = "", refreshTimer = null;
+    let section = null, currency = "", refreshTimer = null, lastMap = null, split = null, builtFor = null;
+    // The venue's layout (GET /events/{id}/venue): static, so fetched once
+    // and cached. Rows are found by the seat map's row number and by name.
+    let venue = null;
+    const rowAt = new Map(), rowNamed = new Map(), priceOf = {};
     const access = store.get(K.access);
 
     function message(s) { text(msg, s); show(msg, !!s); }
+    function announce(s) { text(statusEl, ""); setTimeout(() => text(statusEl, s), 50); }
     function goBack(why) {
       message(why);
       show(picker, false);
@@ -353,36 +366,226 @@
     drawTurn();
     setInterval(drawTurn, 1000);
 
-    function seatLabel(id) {
-      const p = id.split("-");
-      return { section: p[0], row: p[1], seat: p[2] };
-    }
-    function updateChoice() {
-      const ids = [...selected].sort();
-      if (ids.length === 0) text(choice, "No seats chosen yet.");
-      else {
-        const price = sectionInfo[section] ? sectionInfo[section].price : "";
-        text(choice, ids.map((s) => { const l = seatLabel(s); return "Section " + l.section + ", row " + l.row + ", seat " + l.seat; }).join("; ") +
-          (price ? " — " + ids.length + " × " + price + " " + currency : ""));
+    async function loadVenue() {
+      const r = await api("GET", "/events/" + eventId + "/venue", { cache: "default" });
+      if (r.status !== 200) { message(errMsg(r)); return false; }
+      venue = r.data;
+      currency = venue.currency || "";
+      for (const c of venue.categories || []) priceOf[c.name] = c.price;
+      for (const s of venue.sections || []) {
+        for (const row of s.rows || []) {
+          rowAt.set(s.name + "/" + row.number, { sec: s, row });
+          rowNamed.set(s.name + "/" + row.name, { sec: s, row });
+        }
       }
-      holdBtn.disabled = ids.length === 0;
-      text(holdBtn, ids.length > 1 ? "Hold these " + ids.length + " seats" : "Hold this seat");
-      if (ids.length === 0) text(holdBtn, "Hold these seats");
+      return true;
+    }
+    const seated = () => (venue.sections || []).filter((s) => s.kind !== "standing");
+    const standing = () => (venue.sections || []).filter((s) => s.kind === "standing");
+
+    // A place from its id: "<section>-<row>-<seat>", or a standing area's
+    // "<area>-<n>".
+    function placeOf(id) {
+      const p = String(id).split("-");
+      if (p.length === 2) return { id, section: p[0], kind: "standing", category: ((venue.sections || []).find((s) => s.name === p[0]) || {}).category };
+      const at = rowNamed.get(p[0] + "/" + p[1]);
+      return { id, section: p[0], row: p[1], seat: parseInt(p[2], 10), kind: "seat", category: at ? at.row.category : "" };
+    }
+    function placeText(p) {
+      if (p.kind === "standing") return "Standing, " + p.section;
+      return "Section " + p.section + ", row " + p.row + ", seat " + p.seat + (p.category ? ", category " + p.category : "");
+    }
+    const priceText = (p) => (priceOf[p.category] ? priceOf[p.category] + " " + currency : "");
+    function placeItem(p) {
+      const li = document.createElement("li");
+      li.className = "place";
+      li.dataset.id = p.id; li.dataset.section = p.section; li.dataset.kind = p.kind;
+      li.dataset.category = p.category || "";
+      if (p.kind !== "standing") { li.dataset.row = p.row; li.dataset.seat = p.seat; }
+      const price = priceText(p);
+      li.textContent = placeText(p) + (price ? " · " + price : "") + (p.kind === "standing" ? "" : " (" + p.id + ")");
+      return li;
     }
 
-    function renderSections(list) {
-      sectionsEl.querySelectorAll("label").forEach((l) => l.remove());
-      for (const s of list) {
-        sectionInfo[s.name] = s;
-        const label = document.createElement("label");
-        const input = document.createElement("input");
-        input.type = "radio"; input.name = "section"; input.value = s.name;
+    // ---- best available: how many, which category ----
+    function left(n, what) { return n === 0 ? "sold out" : nf.format(n) + " " + what + (n === 1 ? "" : "s") + " left"; }
+    // Places left per category (seated rows) and per standing area, from
+    // the compact seat map: a standing area is a section of its own.
+    function counts(map) {
+      const cat = {}, area = {};
+      for (const s of map.sections || []) area[s.name] = s.available;
+      for (const row of map.rows || []) {
+        const at = rowAt.get(row.section + "/" + row.row);
+        if (!at) continue;
+        let n = 0;
+        for (const ch of row.seats) if (ch === "A") n++;
+        cat[at.row.category] = (cat[at.row.category] || 0) + n;
+      }
+      return { cat, area };
+    }
+    function wants() {
+      const out = [];
+      const cats = new Set();
+      for (const s of seated()) for (const r of s.rows || []) cats.add(r.category);
+      for (const c of venue.categories || []) {
+        if (cats.has(c.name)) out.push({ value: "c-" + c.name, kind: "category", name: c.name, price: c.price });
+      }
+      for (const s of standing()) out.push({ value: "s-" + s.name, kind: "standing", name: s.name, price: priceOf[s.category] });
+      return out;
+    }
+    function renderBest(map) {
+      const c = counts(map);
+      const first = !catsEl.querySelector("input");
+      let checked = catsEl.querySelector("input:checked");
+      for (const w of wants()) {
+        const n = w.kind === "standing" ? (c.area[w.name] || 0) : (c.cat[w.name] || 0);
+        const label = (w.kind === "standing" ? "Standing, " + w.name : "Category " + w.name) + " · " +
+          (w.price || "") + " " + currency + " · " + left(n, w.kind === "standing" ? "place" : "seat");
+        if (first) {
+          const lab = document.createElement("label");
+          const input = document.createElement("input");
+          input.type = "radio"; input.name = "want"; input.value = w.value; input.id = "want-" + w.value;
+          input.addEventListener("change", wantChanged);
+          const span = document.createElement("span");
+          lab.append(input, span);
+          catsEl.appendChild(lab);
+          if (!checked && n > 0) { input.checked = true; checked = input; }
+        }
+        const input = $("want-" + w.value);
+        if (input) text(input.nextSibling, label);
+      }
+      if (first) {
+        if (!checked) { const i = catsEl.querySelector("input"); if (i) i.checked = true; }
+        wantChanged();
+      }
+    }
+    function wantChanged() {
+      const w = catsEl.querySelector("input:checked");
+      const isStanding = !!w && w.value.startsWith("s-");
+      show($("seated-options"), !isStanding);
+      drawWheelchair();
+    }
+    function drawWheelchair() {
+      // Offered only where the venue has wheelchair places.
+      const any = seated().some((s) => (s.rows || []).some((r) => (r.wheelchair || []).length > 0));
+      show(wheelField, any);
+      const q = parseInt(qtyEl.value, 10) || 1, was = parseInt(wheelEl.value || "0", 10);
+      wheelEl.textContent = "";
+      for (let k = 0; 2 * k <= q; k++) {
+        const o = document.createElement("option");
+        o.value = String(k);
+        o.textContent = k === 0 ? "None" : k + " wheelchair place" + (k === 1 ? "" : "s") + " with companion seat" + (k === 1 ? "" : "s");
+        o.selected = k === Math.min(was, Math.floor(q / 2));
+        wheelEl.appendChild(o);
+      }
+    }
+    for (let n = 1; n <= MAX_SEATS; n++) {
+      const o = document.createElement("option");
+      o.value = String(n); o.textContent = n + (n === 1 ? " ticket" : " tickets");
+      o.selected = n === 2;
+      qtyEl.appendChild(o);
+    }
+    qtyEl.addEventListener("change", drawWheelchair);
+
+    async function askHold(body, what) {
+      const r = await api("POST", "/events/" + eventId + "/holds", { headers: qt, body });
+      if (r.status === 201 || r.status === 200) {
+        r.data.asked = true;
+        store.set(K.hold, r.data);
+        showHold(r.data);
+        return true;
+      }
+      if (r.status === 409 && errCode(r) === "no_seats_together") {
+        showOffer(r.data.error.split || []);
+        return false;
+      }
+      if (r.status === 409 && errCode(r) === "not_enough_places") {
+        const n = r.data.error.available | 0;
+        message(n === 0 ? "Sorry, " + what + " is sold out. Nothing was held; please choose another."
+          : "Sorry, only " + n + " left in " + what + ". Nothing was held; ask for fewer or choose another.");
+        refresh();
+        return false;
+      }
+      if (r.status === 409 && errCode(r) === "seats_unavailable") {
+        message("Sorry, those seats were just taken. Nothing was held; please ask again.");
+        refresh();
+        return false;
+      }
+      if (r.status === 401 || (r.status === 403 && errCode(r) !== "section_not_in_phase")) {
+        goBack(errMsg(r) + " Your turn may have ended.");
+        return false;
+      }
+      message(errMsg(r));
+      return false;
+    }
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const w = catsEl.querySelector("input:checked");
+      if (!w) { message("Choose a category first."); return; }
+      const q = parseInt(qtyEl.value, 10);
+      const name = w.value.slice(2);
+      const body = { quantity: q };
+      let what;
+      if (w.value.startsWith("s-")) {
+        body.section = name;
+        what = "standing, " + name;
+      } else {
+        body.category = name;
+        body.together = togetherEl.checked;
+        const k = parseInt(wheelEl.value || "0", 10);
+        if (!wheelField.hidden && k > 0) body.wheelchair = k;
+        what = "category " + name;
+      }
+      message("");
+      show(offer, false);
+      findBtn.disabled = true;
+      text(findBtn, "Finding seats…");
+      await askHold(body, what);
+      findBtn.disabled = false;
+      text(findBtn, "Find the best seats");
+    });
+
+    // No block together: the best split, to take or leave.
+    function showOffer(ids) {
+      split = ids;
+      const list = $("offer-places");
+      list.textContent = "";
+      for (const id of ids) list.appendChild(placeItem(placeOf(id)));
+      show(offer, true);
+      $("offer-title").focus();
+      announce("No " + ids.length + " seats are free together. " + ids.length + " seats apart are offered.");
+    }
+    $("take-split").addEventListener("click", async () => {
+      if (!split || split.length === 0) return;
+      $("take-split").disabled = true;
+      const ok = await askHold({ seats: split }, "these seats");
+      $("take-split").disabled = false;
+      if (!ok) show(offer, false);
+      split = null;
+    });
+    $("offer-back").addEventListener("click", () => { show(offer, false); split = null; qtyEl.focus(); });
+
+    // ---- picking seats on the map ----
+    function sectionPrices(s) {
+      const ps = [...new Set((s.rows || []).map((r) => priceOf[r.category]).filter(Boolean))].sort((a, b) => cents(a) - cents(b));
+      if (ps.length === 0) return "";
+      return (ps.length > 1 ? "from " : "") + ps[0] + " " + currency;
+    }
+    function renderSections(map) {
+      const avail = {};
+      for (const s of map.sections || []) avail[s.name] = s.available;
+      for (const s of seated()) {
+        let input = sectionsEl.querySelector("input[value='" + s.name + "']");
+        if (!input) {
+          const label = document.createElement("label");
+          input = document.createElement("input");
+          input.type = "radio"; input.name = "section"; input.value = s.name;
+          input.addEventListener("change", () => { if (input.checked) chooseSection(s.name); });
+          label.append(input, document.createElement("span"));
+          sectionsEl.appendChild(label);
+        }
         input.checked = s.name === section;
-        input.addEventListener("change", () => { if (input.checked) chooseSection(s.name); });
-        const span = document.createElement("span");
-        span.textContent = "Section " + s.name + " · " + s.price + " " + currency + " · " + nf.format(s.available) + " available";
-        label.append(input, span);
-        sectionsEl.appendChild(label);
+        text(input.nextSibling, "Section " + s.name + " · " + sectionPrices(s) + " · " + nf.format(avail[s.name] || 0) + " available");
       }
     }
 
@@ -390,101 +593,235 @@
     // or the service may serve one up to a refresh old) must not offer
     // them again. Forgotten after 30 s, whatever the clocks say.
     const takenAt = new Map();
-    function renderSeats(seats, asOf) {
-      const asOfMs = Date.parse(asOf || "") || 0;
-      for (const [id, at] of takenAt) if (Date.now() - at > 30000) takenAt.delete(id);
-      const byRow = new Map();
-      for (const s of seats) {
-        const l = seatLabel(s.id);
-        if (!byRow.has(l.row)) byRow.set(l.row, []);
-        byRow.get(l.row).push(s);
-      }
-      const existing = new Map([...mapEl.querySelectorAll("input")].map((i) => [i.value, i]));
-      const sameLayout = existing.size === seats.length && seats.every((s) => existing.has(s.id));
-      if (!sameLayout) {
-        mapEl.textContent = "";
-        existing.clear();
-        for (const [row, list] of byRow) {
-          const fs = document.createElement("fieldset");
-          fs.className = "row";
-          const lg = document.createElement("legend");
-          lg.textContent = "Row " + row;
-          fs.appendChild(lg);
-          for (const s of list) {
-            const l = seatLabel(s.id);
-            const lab = document.createElement("label");
-            lab.className = "seat";
-            const input = document.createElement("input");
-            input.type = "checkbox"; input.value = s.id; input.id = "seat-" + s.id;
-            input.setAttribute("aria-label", "Row " + l.row + ", seat " + l.seat);
-            input.addEventListener("change", () => toggle(input));
-            const span = document.createElement("span");
-            span.textContent = l.seat;
-            lab.append(input, span);
-            fs.appendChild(lab);
-            existing.set(s.id, input);
-          }
-          mapEl.appendChild(fs);
+    const codes = { A: "AVAILABLE", H: "HELD", S: "SOLD" };
+    // statesOf: seat id → status of the section's seats in the compact map
+    // (one character per seat number from first on).
+    function statesOf(map, name) {
+      const st = new Map();
+      for (const row of map.rows || []) {
+        if (row.section !== name) continue;
+        const at = rowAt.get(row.section + "/" + row.row);
+        if (!at) continue;
+        for (let i = 0; i < row.seats.length; i++) {
+          const c = codes[row.seats[i]];
+          if (c) st.set(name + "-" + at.row.name + "-" + (row.first + i), c);
         }
       }
+      return st;
+    }
+    // The seats of section s, left to right per row: position (counting a
+    // gap as one), number, and what the venue says of them.
+    function seatsOfSection(s) {
+      const rows = [];
+      for (const row of s.rows || []) {
+        const seats = [];
+        let gaps = 0;
+        row.seats.forEach((n, i) => {
+          if (i > 0 && (row.gaps || []).includes(i)) gaps++;
+          const has = (k) => (row[k] || []).includes(n);
+          seats.push({ id: s.name + "-" + row.name + "-" + n, section: s.name, row: row.name, seat: n, kind: "seat",
+            category: row.category, at: i + gaps, gapBefore: i > 0 && (row.gaps || []).includes(i),
+            blocked: has("blocked"), wheelchair: has("wheelchair"), companion: has("companion"),
+            restricted: has("restrictedView"), aisle: has("aisle") });
+        });
+        rows.push({ row, seats });
+      }
+      return rows;
+    }
+    function seatName(p, free) {
+      const extra = [p.wheelchair && "wheelchair place", p.companion && "companion seat", p.restricted && "restricted view"].filter(Boolean);
+      return placeText(p) + ", " + priceText(p) + (extra.length ? ", " + extra.join(", ") : "") + ", " + (free ? "available" : "taken");
+    }
+    const drawable = (s) => s.x != null && s.y != null && (s.rows || []).length > 0 && s.rows.every((r) => r.x != null && r.y != null);
+
+    // build draws section s: a checkbox per seat grouped per row (the
+    // list, and the map of a section without coordinates), and an SVG
+    // from the venue's coordinates when it has them.
+    function build(s) {
+      builtFor = s.name;
+      mapEl.textContent = "";
+      drawnEl.textContent = "";
+      const rows = seatsOfSection(s);
+      for (const { row, seats } of rows) {
+        const fs = document.createElement("fieldset");
+        fs.className = "row";
+        const lg = document.createElement("legend");
+        lg.textContent = "Row " + row.name;
+        fs.appendChild(lg);
+        for (const p of seats) {
+          if (p.gapBefore) { const g = document.createElement("span"); g.className = "gap"; g.setAttribute("aria-hidden", "true"); fs.appendChild(g); }
+          if (p.blocked) continue;
+          const lab = document.createElement("label");
+          lab.className = "seat" + (p.wheelchair ? " wc" : "") + (p.restricted ? " rv" : "");
+          const input = document.createElement("input");
+          input.type = "checkbox"; input.value = p.id; input.id = "seat-" + p.id;
+          input.addEventListener("change", () => toggle(p.id, input.checked));
+          const span = document.createElement("span");
+          span.textContent = p.seat;
+          lab.append(input, span);
+          fs.appendChild(lab);
+        }
+        mapEl.appendChild(fs);
+      }
+      const svg = drawable(s) ? drawSVG(s, rows) : null;
+      show($("view-toggle"), !!svg);
+      listView(!svg);
+    }
+    function listView(on) {
+      show(mapEl, on);
+      show(drawnEl, !on && drawnEl.firstChild !== null);
+      listBtn.setAttribute("aria-expanded", on ? "true" : "false");
+      text(listBtn, on ? "Show the seat map" : "Show the seats as a list");
+    }
+    listBtn.addEventListener("click", () => listView(mapEl.hidden));
+
+    // drawSVG places the seats at the venue's coordinates, scaled so that
+    // neighbours are 30 px apart: every seat a target of at least 26 px.
+    function drawSVG(s, rows) {
+      let step = Infinity;
+      const pts = [];
+      for (const { row, seats } of rows) {
+        const dx = row.dx != null ? row.dx : 1, dy = row.dy != null ? row.dy : 0;
+        const len = Math.hypot(dx, dy);
+        if (len > 0) step = Math.min(step, len);
+        seats.forEach((p, i) => pts.push({ p, x: s.x + row.x + p.at * dx, y: s.y + row.y + p.at * dy, first: i === 0 ? row.name : "" }));
+      }
+      if (!pts.length || !isFinite(step)) return null;
+      // Room on the left for the row names.
+      const scale = 30 / step, pad = 16, padL = 40;
+      const minX = Math.min(...pts.map((q) => q.x)), minY = Math.min(...pts.map((q) => q.y));
+      const w = Math.ceil((Math.max(...pts.map((q) => q.x)) - minX) * scale + pad + padL);
+      const h = Math.ceil((Math.max(...pts.map((q) => q.y)) - minY) * scale + 2 * pad);
+      const svg = document.createElementNS(SVGNS, "svg");
+      svg.setAttribute("width", w); svg.setAttribute("height", h);
+      svg.setAttribute("viewBox", "0 0 " + w + " " + h);
+      svg.setAttribute("role", "group");
+      svg.setAttribute("aria-label", "Seat map of section " + s.name);
+      for (const { p, x, y, first } of pts) {
+        const cx = (x - minX) * scale + padL, cy = (y - minY) * scale + pad;
+        if (first) {
+          // The seats' names say their row: the label is for the eye.
+          const t = document.createElementNS(SVGNS, "text");
+          t.setAttribute("x", cx - 18); t.setAttribute("y", cy + 4);
+          t.setAttribute("text-anchor", "end");
+          t.setAttribute("class", "row-label");
+          t.setAttribute("aria-hidden", "true");
+          t.textContent = first;
+          svg.appendChild(t);
+        }
+        const g = document.createElementNS(SVGNS, "g");
+        const c = document.createElementNS(SVGNS, "circle");
+        c.setAttribute("cx", cx); c.setAttribute("cy", cy); c.setAttribute("r", 13);
+        g.appendChild(c);
+        if (p.blocked) {
+          g.setAttribute("class", "svg-seat blocked");
+          g.setAttribute("aria-hidden", "true");
+        } else {
+          g.setAttribute("class", "svg-seat" + (p.wheelchair ? " wc" : ""));
+          g.setAttribute("role", "checkbox");
+          g.setAttribute("tabindex", "0");
+          g.setAttribute("aria-checked", "false");
+          g.id = "svg-" + p.id;
+          g.dataset.id = p.id;
+          const t = document.createElementNS(SVGNS, "text");
+          t.setAttribute("x", cx); t.setAttribute("y", cy + 4);
+          t.setAttribute("text-anchor", "middle");
+          t.setAttribute("aria-hidden", "true");
+          t.textContent = p.seat;
+          g.appendChild(t);
+          const flip = () => { if (g.getAttribute("aria-disabled") !== "true") toggle(p.id, !selected.has(p.id)); };
+          g.addEventListener("click", flip);
+          g.addEventListener("keydown", (e) => { if (e.key === " " || e.key === "Enter") { e.preventDefault(); flip(); } });
+        }
+        svg.appendChild(g);
+      }
+      drawnEl.appendChild(svg);
+      return svg;
+    }
+
+    // paint shows each seat's state: a checkbox disabled when taken, the
+    // drawn seat's aria-checked, aria-disabled and colour.
+    function paint(map) {
+      const s = seated().find((x) => x.name === section);
+      if (!s) return;
+      if (builtFor !== s.name) build(s);
+      const st = statesOf(map, s.name);
+      const asOfMs = Date.parse(map.asOf || "") || 0;
+      for (const [id, at] of takenAt) if (Date.now() - at > 30000) takenAt.delete(id);
       const lost = [];
-      for (const s of seats) {
-        const input = existing.get(s.id);
-        const free = s.status === "AVAILABLE" && !(takenAt.has(s.id) && asOfMs <= takenAt.get(s.id));
-        if (!free && selected.has(s.id)) { selected.delete(s.id); lost.push(s.id); }
-        input.disabled = !free;
-        input.checked = selected.has(s.id);
-        input.title = free ? "available" : "taken";
-        input.setAttribute("aria-label", "Row " + seatLabel(s.id).row + ", seat " + seatLabel(s.id).seat + (free ? "" : ", taken"));
+      for (const { seats } of seatsOfSection(s)) {
+        for (const p of seats) {
+          if (p.blocked) continue;
+          const free = st.get(p.id) === "AVAILABLE" && !(takenAt.has(p.id) && asOfMs <= takenAt.get(p.id));
+          if (!free && selected.has(p.id)) { selected.delete(p.id); lost.push(p.id); }
+          const name = seatName(p, free);
+          const input = $("seat-" + p.id);
+          if (input) {
+            input.disabled = !free;
+            input.checked = selected.has(p.id);
+            input.title = free ? "available" : "taken";
+            input.setAttribute("aria-label", name);
+          }
+          const g = $("svg-" + p.id);
+          if (g) {
+            g.setAttribute("aria-label", name);
+            g.setAttribute("aria-checked", selected.has(p.id) ? "true" : "false");
+            g.setAttribute("aria-disabled", free ? "false" : "true");
+            g.setAttribute("tabindex", free ? "0" : "-1");
+            g.classList.toggle("taken", !free);
+            g.classList.toggle("mine", selected.has(p.id));
+          }
+        }
       }
       if (lost.length) message("Just taken by someone else: " + lost.join(", ") + ". Please pick again.");
       updateChoice();
     }
 
-    function toggle(input) {
-      if (input.checked) {
-        if (selected.size >= MAX_SEATS) {
-          input.checked = false;
-          message("You can choose at most " + MAX_SEATS + " seats.");
-          return;
-        }
-        selected.add(input.value);
-      } else selected.delete(input.value);
-      message("");
+    function toggle(id, on) {
+      if (on && !selected.has(id) && selected.size >= MAX_SEATS) {
+        message("You can choose at most " + MAX_SEATS + " seats.");
+        on = false;
+      } else message("");
+      if (on) selected.add(id); else selected.delete(id);
+      const input = $("seat-" + id);
+      if (input) input.checked = on;
+      const g = $("svg-" + id);
+      if (g) { g.setAttribute("aria-checked", on ? "true" : "false"); g.classList.toggle("mine", on); }
       updateChoice();
     }
+    function updateChoice() {
+      const ids = [...selected].sort();
+      if (ids.length === 0) text(choice, "No seats chosen yet.");
+      else {
+        const places = ids.map(placeOf);
+        const total = places.reduce((sum, p) => sum + cents(priceOf[p.category]), 0);
+        text(choice, places.map(placeText).join("; ") + " — " + ids.length + (ids.length === 1 ? " seat, " : " seats, ") + money(total) + " " + currency);
+      }
+      holdBtn.disabled = ids.length === 0;
+      text(holdBtn, ids.length > 1 ? "Hold these " + ids.length + " seats" : ids.length === 1 ? "Hold this seat" : "Hold these seats");
+      // Kept in view only while there is a choice to hold: it would cover
+      // the form above otherwise.
+      choice.closest("section").classList.toggle("sticky", ids.length > 0);
+    }
 
-    // The compact seat map has one status string per row ('A' available,
-    // 'H' held, 'S' sold, '-' no seat); expand it to {id, status}.
-    const codes = { A: "AVAILABLE", H: "HELD", S: "SOLD" };
-    function seatsOf(d) {
-      const out = [];
-      for (const row of d.rows || []) {
-        for (let i = 0; i < row.seats.length; i++) {
-          const st = codes[row.seats[i]];
-          if (st) out.push({ id: row.section + "-" + row.row + "-" + (row.first + i), status: st });
-        }
-      }
-      return out;
-    }
-    async function loadSection(name) {
-      const r = await api("GET", "/events/" + eventId + "/seats?format=rows&section=" + encodeURIComponent(name), { cache: "default" });
-      if (r.status !== 200) { message(errMsg(r)); return; }
-      if (name !== section) return;
-      currency = r.data.currency || currency;
-      for (const s of r.data.sections || []) {
-        sectionInfo[s.name] = s;
-        const label = [...sectionsEl.querySelectorAll("input")].find((i) => i.value === s.name);
-        if (label) text(label.nextSibling, "Section " + s.name + " · " + s.price + " " + currency + " · " + nf.format(s.available) + " available");
-      }
-      renderSeats(seatsOf(r.data), r.data.asOf);
-      text(asof, "Availability as of " + new Date(r.data.asOf || Date.now()).toLocaleTimeString() + "; refreshed every few seconds.");
-    }
     function chooseSection(name) {
-      if (name !== section) { selected.clear(); mapEl.textContent = ""; }
+      if (name !== section) { selected.clear(); builtFor = null; }
       section = name;
       message("");
-      loadSection(name);
+      if (lastMap) paint(lastMap);
+    }
+
+    // refresh reads the whole compact map: the categories' places left and
+    // the current section's seats come from the same answer.
+    async function refresh() {
+      const r = await api("GET", "/events/" + eventId + "/seats?format=rows", { cache: "default" });
+      if (r.status !== 200) { message(errMsg(r)); return false; }
+      lastMap = r.data;
+      renderBest(r.data);
+      renderSections(r.data);
+      paint(r.data);
+      text(asof, "Availability as of " + new Date(r.data.asOf || Date.now()).toLocaleTimeString() + "; refreshed every few seconds.");
+      return true;
     }
 
     holdBtn.addEventListener("click", async () => {
@@ -505,10 +842,12 @@
           selected.delete(s);
           const i = $("seat-" + s);
           if (i) { i.checked = false; i.disabled = true; }
+          const g = $("svg-" + s);
+          if (g) { g.setAttribute("aria-checked", "false"); g.setAttribute("aria-disabled", "true"); g.classList.add("taken"); g.classList.remove("mine"); }
         }
         message("Sorry, " + (gone.length === 1 ? "seat " + gone[0] + " was" : "seats " + gone.join(", ") + " were") + " just taken. Nothing was held; please pick again.");
         updateChoice();
-        loadSection(section);
+        refresh();
         return;
       }
       if (r.status === 401 || r.status === 403) {
@@ -523,14 +862,20 @@
     function showHold(h) {
       clearInterval(refreshTimer);
       show(picker, false);
+      show(offer, false);
       show(held, true);
-      text($("held-seats"), "Seats: " + h.seats.join(", "));
+      const places = (h.places && h.places.length) ? h.places : (h.seats || []).map(placeOf);
+      const list = $("held-places");
+      list.textContent = "";
+      for (const p of places) list.appendChild(placeItem(p));
+      text($("held-title"), h.asked ? "We found these for you" : "Seats held for you");
       text($("held-amount"), "Total " + h.amount + " " + h.currency);
       const pay = $("pay");
-      pay.textContent = "Pay " + h.amount + " " + h.currency;
+      pay.textContent = (h.asked ? "Accept and pay " : "Pay ") + h.amount + " " + h.currency;
       pay.href = "/demo/pay/" + encodeURIComponent(h.orderId) + "?amount=" + encodeURIComponent(h.amount) +
         "&currency=" + encodeURIComponent(h.currency) + "&event=" + eventId +
         (h.payBy ? "&payBy=" + encodeURIComponent(h.payBy) : "");
+      text($("release"), h.asked ? "Try again" : "Release seats");
       const ends = Date.parse(h.expiresAt);
       const draw = () => {
         const left = ends - Date.now();
@@ -548,6 +893,7 @@
       draw();
       clearInterval(holdTick);
       holdTick = setInterval(draw, 1000);
+      announce((h.asked ? "Found and held: " : "Held: ") + places.map(placeText).join("; ") + ". Total " + h.amount + " " + h.currency + ".");
       pay.focus();
     }
 
@@ -559,29 +905,31 @@
       clearInterval(holdTick);
       store.del(K.hold);
       show(held, false);
-      message("Your seats were released.");
-      startPicker();
+      message(h.asked ? "Those seats were released. Change your choice if you like, and find seats again." : "Your seats were released.");
+      await startPicker();
+      if (h.asked) qtyEl.focus();
     });
 
     async function startPicker() {
-      const r = await api("GET", "/events/" + eventId + "/seats?format=rows", { cache: "default" });
-      if (r.status !== 200) { message(errMsg(r)); setTimeout(startPicker, 3000); return; }
-      currency = r.data.currency || "";
-      const secs = r.data.sections || [];
-      if (!section && secs.length) section = (secs.find((s) => s.available > 0) || secs[0]).name;
-      renderSections(secs);
+      if (!venue && !(await loadVenue())) { setTimeout(startPicker, 3000); return; }
+      if (!(await refresh())) { setTimeout(startPicker, 3000); return; }
+      if (!section) {
+        const avail = {};
+        for (const s of lastMap.sections || []) avail[s.name] = s.available;
+        const s = seated().find((x) => avail[x.name] > 0) || seated()[0];
+        if (s) { section = s.name; renderSections(lastMap); paint(lastMap); }
+      }
       show(picker, true);
-      const cur = seatsOf(r.data).filter((s) => seatLabel(s.id).section === section);
-      renderSeats(cur, r.data.asOf);
       text($("limit"), "Choose up to " + MAX_SEATS + " seats. Use Tab and Space to choose with the keyboard.");
-      text(asof, "Availability as of " + new Date(r.data.asOf || Date.now()).toLocaleTimeString() + "; refreshed every few seconds.");
       clearInterval(refreshTimer);
-      refreshTimer = setInterval(() => { if (section) loadSection(section); }, 5000);
+      refreshTimer = setInterval(refresh, 5000);
     }
 
     const h = store.get(K.hold);
-    if (h && Date.parse(h.expiresAt) > Date.now()) showHold(h);
-    else { store.del(K.hold); startPicker(); }
+    if (h && Date.parse(h.expiresAt) > Date.now()) {
+      await loadVenue(); // for the places' categories; the hold shows without them
+      showHold(h);
+    } else { store.del(K.hold); startPicker(); }
   }
 
   // ---- order and tickets ----
@@ -650,7 +998,7 @@
         li.className = "ticket";
         const h = document.createElement("p");
         h.className = "big";
-        h.textContent = "Section " + l.section + ", row " + l.row + ", seat " + l.seat;
+        h.textContent = l.text;
         const code = document.createElement("code");
         code.className = "code";
         code.textContent = t.code;
@@ -662,7 +1010,7 @@
           const img = document.createElement("img");
           img.className = "qr";
           img.src = t.qr;
-          img.alt = "QR code of the ticket for section " + l.section + ", row " + l.row + ", seat " + l.seat;
+          img.alt = "QR code of the ticket for " + l.text;
           const more = document.createElement("details");
           const sum = document.createElement("summary");
           sum.textContent = "Show the code as text";
@@ -674,7 +1022,11 @@
         list.appendChild(li);
       }
     }
-    function seatLabel(id) { const p = String(id).split("-"); return { section: p[0], row: p[1], seat: p[2] }; }
+    // A seat "<section>-<row>-<seat>", or a standing area's "<area>-<n>".
+    function seatLabel(id) {
+      const p = String(id).split("-");
+      return { text: p.length === 2 ? "Standing, " + p[0] : "Section " + p[0] + ", row " + p[1] + ", seat " + p[2] };
+    }
     loadOrder();
   }
 
