@@ -76,7 +76,7 @@ func DefaultResources(c Component) corev1.ResourceRequirements {
 		Queue:   {"200m", "64Mi", "256Mi"},
 		Booking: {"100m", "64Mi", "256Mi"},
 		Relay:   {"50m", "32Mi", "128Mi"},
-		Tickets: {"100m", "32Mi", "256Mi"},
+		Tickets: {"100m", "96Mi", "256Mi"},
 		Migrate: {"100m", "64Mi", "256Mi"},
 	}[c]
 	return corev1.ResourceRequirements{

@@ -401,7 +401,7 @@ metadata:
 		switch e.Endpoint {
 		case "join", "poll", "leave", "stats":
 			served["queue"] += e.Requests
-		case "hold", "seats", "webhook":
+		case "hold", "hold best", "hold split", "hold standing", "seats", "webhook":
 			served["booking"] += e.Requests
 		case "tickets":
 			served["tickets"] += e.Requests

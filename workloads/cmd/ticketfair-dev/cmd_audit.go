@@ -71,13 +71,11 @@ func runAudit(ctx context.Context, args []string) error {
 		cfg.SalesOpenAt = t
 	}
 	if *venueFile != "" {
-		b, err := os.ReadFile(*venueFile)
+		v, err := booking.ReadVenueFile(*venueFile)
 		if err != nil {
 			return fmt.Errorf("-venue-file: %w", err)
 		}
-		if cfg.Venue, err = booking.ParseVenue(b, *venueFile); err != nil {
-			return err
-		}
+		cfg.Venue = v
 	}
 	if *phases != "" {
 		if err := json.Unmarshal([]byte(*phases), &cfg.Phases); err != nil {

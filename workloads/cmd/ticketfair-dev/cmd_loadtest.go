@@ -86,13 +86,11 @@ func runLoadtest(ctx context.Context, args []string) error {
 		}
 	}
 	if *venueFile != "" {
-		b, err := os.ReadFile(*venueFile)
+		v, err := booking.ReadVenueFile(*venueFile)
 		if err != nil {
 			return fmt.Errorf("-venue-file: %w", err)
 		}
-		if cfg.Venue, err = booking.ParseVenue(b, *venueFile); err != nil {
-			return err
-		}
+		cfg.Venue = v
 	}
 	p := loadtest.DefaultProfile()
 	p.Customers = *customers

@@ -136,17 +136,12 @@ func (s *Store) holdBestOnce(ctx context.Context, customer, sessionID, email str
 	if len(places) == 0 {
 		return nil, fmt.Errorf("order %s: hold_best answered no places", orderID)
 	}
-	total, err := ParseCents(amount)
-	if err != nil {
-		return nil, fmt.Errorf("order %s amount: %w", orderID, err)
-	}
 	ids := make([]string, len(places))
 	for i, p := range places {
 		ids[i] = p.ID
 	}
 	slices.Sort(ids)
-	return &Hold{OrderID: orderID.String(), Seats: ids, Places: places, Amount: total.String(), Currency: s.currency,
-		ExpiresAt: expires.UTC(), PayBy: expires.Add(s.paymentTimeout - s.holdTTL).UTC()}, nil
+	return s.held(orderID, ids, places, amount, expires)
 }
 
 // bestRefusal turns hold_best's refusals into the business errors they

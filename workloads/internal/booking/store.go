@@ -211,11 +211,17 @@ func (s *Store) holdOnce(ctx context.Context, customer, sessionID, email string,
 	if err != nil {
 		return nil, holdRefusal(err, r)
 	}
+	return s.held(orderID, sorted, nil, amount, expires)
+}
+
+// held is the answer to a hold of order orderID: its seats (sorted), the
+// places of a hold by quantity, the amount and expiry the database wrote.
+func (s *Store) held(orderID uuid.UUID, seats []string, places []Place, amount string, expires time.Time) (*Hold, error) {
 	total, err := ParseCents(amount)
 	if err != nil {
 		return nil, fmt.Errorf("order %s amount: %w", orderID, err)
 	}
-	return &Hold{OrderID: orderID.String(), Seats: sorted, Amount: total.String(), Currency: s.currency,
+	return &Hold{OrderID: orderID.String(), Seats: seats, Places: places, Amount: total.String(), Currency: s.currency,
 		ExpiresAt: expires.UTC(), PayBy: expires.Add(s.paymentTimeout - s.holdTTL).UTC()}, nil
 }
 

@@ -82,13 +82,18 @@ func LoadVenue(cfg config.Booking) (*config.Venue, error) {
 	case cfg.Venue != "":
 		return ParseVenue([]byte(cfg.Venue), "TICKETFAIR_VENUE")
 	case cfg.VenueFile != "":
-		b, err := os.ReadFile(cfg.VenueFile)
-		if err != nil {
-			return nil, fmt.Errorf("TICKETFAIR_VENUE_FILE: %w", err)
-		}
-		return ParseVenue(b, cfg.VenueFile)
+		return ReadVenueFile(cfg.VenueFile)
 	}
 	return nil, nil
+}
+
+// ReadVenueFile reads and validates the JSON venue in the file at path.
+func ReadVenueFile(path string) (*config.Venue, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("venue file: %w", err)
+	}
+	return ParseVenue(b, path)
 }
 
 // ParseVenue reads a JSON venue, refusing unknown fields, and validates it;

@@ -40,6 +40,7 @@ DECLARE
     cand     record;
     listed   boolean;
     clean    boolean;
+    settle   boolean := false;
     pieces   text[];
     tries    integer := 0;
     split    text[];
@@ -114,7 +115,7 @@ BEGIN
                                          AND s.row_pos BETWEEN cand.lo AND cand.lo + p_quantity - 1);
                 tries := tries + 1;
                 got := lock_block(p_event, cand.section, cand.row_no, cand.lo, cand.lo + p_quantity - 1,
-                                  NOT cand.orphan AND tries <= 100);
+                                  tries <= 100 AND NOT (cand.orphan AND settle));
                 IF got.seats IS NOT NULL THEN
                     picked := got.seats;
                     EXIT;
@@ -122,6 +123,10 @@ BEGIN
                 busy := busy || got.busy;
             END LOOP;
             EXIT WHEN picked IS NOT NULL;
+            -- A list of blocks that each strand a seat, all refused by
+            -- their neighbours' check: the next list's first is taken as
+            -- it is.
+            settle := listed AND NOT clean;
             CONTINUE WHEN listed;
             IF NOT whole THEN
                 span := span * 8;
