@@ -74,8 +74,11 @@ type service struct {
 	limits   *ratelimit.Policy
 	sessions *zone.Sessions // every hold checks its queue session, coalesced
 	// gate queues holds and payments so PostgreSQL sees a steady load.
-	gate     *txgate.Gate
-	health   *health // recent hold latencies, published for the admitter
+	gate   *txgate.Gate
+	health *health // recent hold latencies, published for the admitter
+	// seating is the venue booking was told (LoadVenue at start), nil
+	// when none: GET /venue then draws the seeded seats.
+	seating  *config.Venue
 	seatMap  *seatCache
 	migrated atomic.Bool
 
@@ -142,6 +145,7 @@ func Run(ctx context.Context, cfg config.Booking, ready func(net.Addr)) error {
 		cfg: cfg, pool: pool, rdb: rdb, keys: keys,
 		store:   store,
 		gate:    gate,
+		seating: venue,
 		health:  newHealth(func() int64 { return int64(gate.Waiting()) }),
 		metrics: newMetrics(pool, gate),
 	}

@@ -182,8 +182,8 @@ func layoutFromSeats(ctx context.Context, pool *pgxpool.Pool, eventID int64, cur
 	return l, nil
 }
 
-// venue serves the layout, encoded once: from the venue booking is told,
-// else from the seeded seats, read on the first request (and again after
+// venue serves the layout, encoded once: from the venue booking was told
+// at start (seating), else from the seeded seats, read on the first request (and again after
 // a failed read).
 func (s *service) venue() httpapi.HandlerFunc {
 	var (
@@ -196,13 +196,12 @@ func (s *service) venue() httpapi.HandlerFunc {
 		if body != nil {
 			return body, nil
 		}
-		v, err := LoadVenue(s.cfg)
-		if err != nil {
-			return nil, err
-		}
-		var l VenueLayout
-		if v != nil {
-			l, err = layoutOf(*v, s.cfg.EventID, s.store.currency)
+		var (
+			l   VenueLayout
+			err error
+		)
+		if s.seating != nil {
+			l, err = layoutOf(*s.seating, s.cfg.EventID, s.store.currency)
 		} else {
 			l, err = layoutFromSeats(ctx, s.pool, s.cfg.EventID, s.store.currency)
 		}
