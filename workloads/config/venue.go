@@ -16,6 +16,8 @@ limitations under the License.
 
 package config
 
+import "strconv"
+
 // Venue is an event's places as booking seeds them and the seat map draws
 // them: seated sections of rows, and standing areas sold by count, in price
 // categories that cut across sections. It travels as JSON: booking's
@@ -106,3 +108,14 @@ type VenueRow struct {
 	DX *float64 `json:"dx,omitempty"`
 	DY *float64 `json:"dy,omitempty"`
 }
+
+// SeatID is the id of seat number n of row in section, "<section>-<row>-<n>"
+// (e.g. "Lower-12-7"): booking seeds and sells seats by it, the seat map
+// and the page name them by it.
+func SeatID(section, row string, n int) string {
+	return section + "-" + row + "-" + strconv.Itoa(n)
+}
+
+// StandingID is the id of place n of a standing area, "<area>-<n>": held
+// by count, never by id.
+func StandingID(area string, n int) string { return area + "-" + strconv.Itoa(n) }

@@ -24,6 +24,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ticketfair/ticketfair/workloads/config"
 )
 
 // Section is one block of the seating: Rows rows of SeatsPerRow seats at
@@ -105,7 +107,7 @@ func validSectionName(s string) bool {
 
 // SeatID names seat n of row r in section s: "A-12-7".
 func SeatID(section string, row, seat int) string {
-	return section + "-" + strconv.Itoa(row) + "-" + strconv.Itoa(seat)
+	return config.SeatID(section, strconv.Itoa(row), seat)
 }
 
 // parseSeatID checks the form of a seat id, "<section>-<row>-<seat>": a

@@ -158,7 +158,7 @@ func placeRows(v config.Venue, emit func([]any) error) error {
 			}
 			rowRank++
 			for n := 1; n <= s.Capacity; n++ {
-				if err := emit([]any{s.Name + "-" + strconv.Itoa(n), s.Name, int32(0), int32(n), price, s.Category,
+				if err := emit([]any{config.StandingID(s.Name, n), s.Name, int32(0), int32(n), price, s.Category,
 					KindStanding, nil, int32(n), rowRank*rowStride + int64(n-1), false, false, false, false}); err != nil {
 					return err
 				}
@@ -204,7 +204,7 @@ func placeRows(v config.Venue, emit func([]any) error) error {
 					continue
 				}
 				n := r.Number(p)
-				if err := emit([]any{s.Name + "-" + r.Name + "-" + strconv.Itoa(n), s.Name, int32(j + 1), int32(n), price,
+				if err := emit([]any{config.SeatID(s.Name, r.Name, n), s.Name, int32(j + 1), int32(n), price,
 					category, KindSeat, r.Name, int32(p + gap), rowRank*rowStride + rank[p],
 					wheelchair[p], companion[p], restricted[p], aisle[p]}); err != nil {
 					return err

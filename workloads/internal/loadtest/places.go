@@ -177,14 +177,13 @@ func placesOf(v *config.Venue, m seatMap) *places {
 				}
 				seen[targets[j]] = true
 				p.rowTargetByName[s.Name+"-"+r.Name] = targets[j]
-				prefix := s.Name + "-" + r.Name + "-"
 				for _, n := range r.Wheelchair {
 					p.withWheelchair[s.Name] = true
-					p.accessible[prefix+strconv.Itoa(n)] = true
-					p.wheelchair[prefix+strconv.Itoa(n)] = true
+					p.accessible[config.SeatID(s.Name, r.Name, n)] = true
+					p.wheelchair[config.SeatID(s.Name, r.Name, n)] = true
 				}
 				for _, n := range r.Companion {
-					p.accessible[prefix+strconv.Itoa(n)] = true
+					p.accessible[config.SeatID(s.Name, r.Name, n)] = true
 				}
 			}
 			p.rowTarget[s.Name], p.rowNames[s.Name] = targets, names
@@ -221,13 +220,12 @@ func placesOf(v *config.Venue, m seatMap) *places {
 // seatID is the id of seat number n of row_no row in section.
 func (p *places) seatID(section string, row, n int) string {
 	name := strconv.Itoa(row)
-	if p == nil {
-		return section + "-" + name + "-" + strconv.Itoa(n)
+	if p != nil {
+		if names := p.rowNames[section]; row >= 1 && row <= len(names) {
+			name = names[row-1]
+		}
 	}
-	if names := p.rowNames[section]; row >= 1 && row <= len(names) {
-		name = names[row-1]
-	}
-	return section + "-" + name + "-" + strconv.Itoa(n)
+	return config.SeatID(section, name, n)
 }
 
 // target is the target a seat of row_no row of section counts for.
